@@ -1,0 +1,211 @@
+"""The web process: GitHub's deliveries in, tasks out, and the health endpoints.
+
+The webhook handler never calls GitHub or an LLM: it verifies, deduplicates, routes and
+enqueues, then answers, so GitHub's 10-second delivery timeout is never at risk and a slow
+model never turns into failed deliveries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from anyio import to_thread
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.routing import Route as StarletteRoute
+
+from bot.deliveries import DeliveryLedger, LedgerUnavailable
+from bot.log_setup import log_context
+from bot.metrics import Metrics, make_metrics
+from bot.queueing import Enqueuer, QueueUnavailable
+from bot.routing import Ignore, Route, route
+from bot.settings import Settings
+from bot.webhook import verify_signature
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Intake:
+    """What the webhook handler needs; built by the CLI, replaced in tests."""
+
+    settings: Settings
+    ledger: DeliveryLedger | None
+    enqueuer: Enqueuer | None
+    metrics: Metrics
+
+
+def create_app(
+    settings: Settings,
+    *,
+    ledger: DeliveryLedger | None,
+    enqueuer: Enqueuer | None,
+    metrics: Metrics | None = None,
+) -> FastAPI:
+    """Build the FastAPI app. ``ledger``/``enqueuer`` are None only with no broker at all."""
+    intake = Intake(settings, ledger, enqueuer, metrics or make_metrics())
+    app = FastAPI(title="Kaizen", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.intake = intake
+    templates = Environment(
+        loader=PackageLoader("bot", "templates"), autoescape=select_autoescape(["html"])
+    )
+
+    @app.get("/", response_class=HTMLResponse)
+    async def index() -> HTMLResponse:
+        page = templates.get_template("index.html.j2").render(
+            configured=settings.github_configured and settings.webhook_secret is not None,
+            app_slug=settings.app_slug,
+            webhook_url=(settings.public_url or "https://<your-host>") + "/webhooks/github",
+            broker="Redis" if settings.redis_url else "embedded (file) broker",
+        )
+        return HTMLResponse(page)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz() -> JSONResponse:
+        checks = await to_thread.run_sync(_readiness, intake)
+        ready = all(checks.values())
+        return JSONResponse(
+            {"status": "ready" if ready else "unavailable", "checks": checks},
+            status_code=200 if ready else 503,
+        )
+
+    @app.get("/metrics")
+    async def prometheus_metrics() -> Response:
+        body, content_type = intake.metrics.render()
+        return Response(body, media_type=content_type)
+
+    async def webhook(request: Request) -> JSONResponse:
+        return await _handle_delivery(request, intake)
+
+    # A plain Starlette route: the hot path skips FastAPI's dependency resolution.
+    app.router.routes.append(StarletteRoute("/webhooks/github", webhook, methods=["POST"]))
+
+    return app
+
+
+def _readiness(intake: Intake) -> dict[str, bool]:
+    return {
+        "broker": bool(intake.enqueuer and intake.enqueuer.ping()),
+        "ledger": bool(intake.ledger and intake.ledger.ping()),
+    }
+
+
+def _reply(status_code: int, **content: Any) -> JSONResponse:
+    return JSONResponse(content, status_code=status_code)
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The raw body, or None once it passes ``limit`` (without buffering the rest)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _handle_delivery(request: Request, intake: Intake) -> JSONResponse:
+    settings = intake.settings
+    counter = intake.metrics.deliveries
+    event = request.headers.get("x-github-event", "")
+    label = event or "unknown"
+    if settings.webhook_secret is None:
+        counter.labels(label, "rejected").inc()
+        return _reply(503, status="error", error="KAIZEN_WEBHOOK_SECRET is not configured")
+    body = await _read_body(request, settings.max_body_bytes)
+    if body is None:
+        counter.labels(label, "rejected").inc()
+        return _reply(413, status="error", error="payload too large")
+    secret = settings.webhook_secret.get_secret_value().encode()
+    if not verify_signature(secret, body, request.headers.get("x-hub-signature-256")):
+        counter.labels(label, "rejected").inc()
+        return _reply(401, status="error", error="signature missing or invalid")
+    delivery_id = request.headers.get("x-github-delivery", "")
+    if not event or not delivery_id:
+        counter.labels(label, "rejected").inc()
+        return _reply(400, status="error", error="X-GitHub-Event and X-GitHub-Delivery required")
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict):
+        counter.labels(label, "rejected").inc()
+        return _reply(400, status="error", error="body is not a JSON object")
+
+    repo = (payload.get("repository") or {}).get("full_name")
+    installation_id = (payload.get("installation") or {}).get("id")
+    with log_context(
+        delivery_id=delivery_id, event=event, repo=repo, installation_id=installation_id
+    ):
+        decision = route(event, payload, app_slug=settings.app_slug)
+        if isinstance(decision, Ignore):
+            counter.labels(event, "ignored").inc()
+            log.info("delivery ignored", extra={"reason": decision.reason})
+            return _reply(
+                200 if event == "ping" else 202,
+                status="ignored",
+                reason=decision.reason,
+                delivery=delivery_id,
+            )
+        delivery = {
+            "id": delivery_id,
+            "event": event,
+            "action": payload.get("action"),
+            "installation_id": installation_id,
+            "repo": repo,
+            "payload": payload,
+        }
+        started = time.perf_counter()
+        try:
+            # Inline, not in a thread: two sub-millisecond Redis round trips cost less than
+            # a thread hop and its GIL hand-offs (measured: 530/s with a hop, 1,050/s
+            # without). Socket timeouts (KAIZEN_ENQUEUE_TIMEOUT_S) bound a stalled broker.
+            status = _claim_and_enqueue(intake, decision, delivery)
+        except (LedgerUnavailable, QueueUnavailable) as exc:
+            counter.labels(event, "unavailable").inc()
+            log.error("delivery refused: broker unavailable", extra={"error": str(exc)})
+            return _reply(503, status="error", error="broker unavailable, delivery not queued")
+        intake.metrics.enqueue_seconds.observe(time.perf_counter() - started)
+        counter.labels(event, status).inc()
+        if status == "duplicate":
+            return _reply(200, status="duplicate", delivery=delivery_id)
+        log.info("delivery queued", extra={"task": decision.task, "queue": decision.queue})
+        return _reply(
+            202,
+            status="queued",
+            delivery=delivery_id,
+            task=decision.task,
+            queue=decision.queue,
+        )
+
+
+def _claim_and_enqueue(intake: Intake, decision: Route, delivery: dict[str, Any]) -> str:
+    """Claim first, release if the broker refuses: a refused delivery stays unhandled."""
+    if intake.ledger is None or intake.enqueuer is None:
+        raise QueueUnavailable("no broker configured")
+    delivery_id = str(delivery["id"])
+    if not intake.ledger.claim(delivery_id):
+        return "duplicate"
+    try:
+        intake.enqueuer.enqueue(decision.task, decision.queue, delivery, task_id=delivery_id)
+    except QueueUnavailable:
+        try:
+            intake.ledger.release(delivery_id)
+        except LedgerUnavailable:
+            log.error("could not release claim; redelivery will be seen as duplicate")
+        raise
+    return "queued"

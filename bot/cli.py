@@ -1,0 +1,272 @@
+"""The ``kaizen`` command.
+
+Every sub-command builds the settings once, asks for exactly what it needs, and on a
+problem prints one line per missing or invalid setting and exits 2. Heavy imports happen
+inside the sub-commands so ``kaizen --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from bot.settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+EXIT_CONFIG = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_CONFIG
+    try:
+        return int(args.func(args) or 0)
+    except SettingsError as exc:
+        print("kaizen: cannot start, settings problems:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kaizen", description="Kaizen: a self-improving GitHub App for reviews and fixes."
+    )
+    sub = parser.add_subparsers(title="commands")
+
+    serve = sub.add_parser("serve", help="run the webhook service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--workers", type=int, default=1, help="web processes (metrics are shared across them)"
+    )
+    serve.set_defaults(func=_serve)
+
+    worker = sub.add_parser("worker", help="run a Celery worker")
+    worker.add_argument("--queues", default="reviews,fixes,feedback")
+    worker.add_argument("--concurrency", type=int, default=None)
+    worker.add_argument("--pool", default="prefork", choices=["prefork", "solo", "threads"])
+    worker.add_argument("--beat", action="store_true", help="also run the scheduler (one only)")
+    worker.set_defaults(func=_worker)
+
+    beat = sub.add_parser("beat", help="run the periodic-task scheduler (exactly one)")
+    beat.set_defaults(func=_beat)
+
+    up = sub.add_parser("up", help="web, worker and beat together, on embedded defaults")
+    up.add_argument("--host", default="127.0.0.1")
+    up.add_argument("--port", type=int, default=8000)
+    up.set_defaults(func=_up)
+
+    doctor = sub.add_parser("doctor", help="check settings and every service Kaizen uses")
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.set_defaults(func=_doctor)
+
+    redeliver = sub.add_parser("redeliver", help="ask GitHub to redeliver failed deliveries")
+    redeliver.add_argument("--since", default="1h", help="how far back: 30m, 6h, 2d")
+    redeliver.add_argument("--dry-run", action="store_true")
+    redeliver.set_defaults(func=_redeliver)
+    return parser
+
+
+def setup_logging(settings: Settings) -> None:
+    from bot.log_setup import configure_logging
+
+    configure_logging(
+        settings.log_level, json_output=settings.log_json, secrets=settings.secret_values()
+    )
+
+
+def build_web_app(settings: Settings) -> FastAPI:
+    """The production wiring of the web app: broker, ledger and enqueuer from settings."""
+    from bot.app import create_app
+    from bot.deliveries import DeliveryLedger, RedisLedger, SqliteLedger
+    from bot.queueing import CeleryEnqueuer
+    from workers.celery_app import make_celery
+
+    celery = make_celery(settings)
+    ledger: DeliveryLedger
+    if settings.redis_url:
+        ledger = RedisLedger(
+            settings.redis_url, ttl_s=settings.delivery_ttl_s, timeout_s=settings.enqueue_timeout_s
+        )
+    else:
+        ledger = SqliteLedger(
+            settings.data_dir / "deliveries.sqlite3", ttl_s=settings.delivery_ttl_s
+        )
+    enqueuer = CeleryEnqueuer(celery, timeout_s=settings.enqueue_timeout_s)
+    return create_app(settings, ledger=ledger, enqueuer=enqueuer)
+
+
+def _run_uvicorn(app: FastAPI, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, lifespan="off")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    settings.require("webhook_secret")
+    setup_logging(settings)
+    if args.workers > 1:
+        import uvicorn
+
+        _multiproc_metrics_dir(settings)
+        uvicorn.run(
+            "bot.asgi:create",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+        )
+        return 0
+    _run_uvicorn(build_web_app(settings), args.host, args.port)
+    return 0
+
+
+def _multiproc_metrics_dir(settings: Settings) -> None:
+    """Share metric values across this machine's processes (must precede metric creation)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return
+    folder = settings.data_dir.resolve() / "metrics"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    setup_logging(settings)
+    _multiproc_metrics_dir(settings)
+    from workers.celery_app import make_celery
+    from workers.tasks import install_task_metrics
+
+    install_task_metrics()
+    app = make_celery(settings)
+    argv = ["worker", "--queues", args.queues, "--pool", args.pool, "--loglevel", "INFO"]
+    if args.concurrency:
+        argv += ["--concurrency", str(args.concurrency)]
+    if args.beat:
+        argv += ["--beat", "--schedule", str(settings.data_dir / "celerybeat-schedule")]
+    if settings.worker_metrics_port:
+        _serve_worker_metrics(settings.worker_metrics_port)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    app.worker_main(argv)
+    return 0
+
+
+def _serve_worker_metrics(port: int) -> None:
+    from prometheus_client import CollectorRegistry, multiprocess, start_http_server
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    start_http_server(port, addr="0.0.0.0", registry=registry)  # noqa: S104 - scraped by Prometheus
+
+
+def _beat(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    setup_logging(settings)
+    from workers.celery_app import make_celery
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    app = make_celery(settings)
+    app.start(["beat", "--loglevel", "INFO"])
+    return 0
+
+
+def _up(args: argparse.Namespace) -> int:
+    """Everything on one machine: the worker (with beat) as a child, the web in-process."""
+    settings = load_settings()
+    setup_logging(settings)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    _multiproc_metrics_dir(settings)
+    if settings.webhook_secret is None:
+        print(
+            "kaizen up: no GitHub App registered yet; open "
+            f"http://{args.host}:{args.port}/ for how to register one.",
+            file=sys.stderr,
+        )
+    env = dict(os.environ)
+    # The embedded broker is a folder: the worker must use the same one as the web.
+    env["KAIZEN_DATA_DIR"] = str(settings.data_dir.resolve())
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "worker", "--beat", "--concurrency", "2"], env=env
+    )
+    try:
+        _run_uvicorn(build_web_app(settings), args.host, args.port)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+    return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from bot.doctor import run_checks
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        results = [{"name": "settings", "status": "fail", "detail": p} for p in exc.problems]
+        _print_checks(results, args.json)
+        return 1
+    results = [r.as_dict() for r in run_checks(settings)]
+    _print_checks(results, args.json)
+    return 1 if any(r["status"] == "fail" for r in results) else 0
+
+
+def _print_checks(results: list[dict[str, str]], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"checks": results}, indent=2))
+        return
+    marks = {"ok": "ok  ", "fail": "FAIL", "skip": "skip"}
+    for r in results:
+        print(f"[{marks.get(r['status'], r['status'])}] {r['name']}: {r['detail']}")
+
+
+def _redeliver(args: argparse.Namespace) -> int:
+    from bot.github import GitHubApp
+    from bot.redeliver import parse_since, redeliver_failed
+
+    settings = load_settings()
+    settings.require("app_id", "private_key")
+    setup_logging(settings)
+    since = parse_since(args.since)
+    gh = GitHubApp(settings)
+    try:
+        result = redeliver_failed(gh, since_s=since, dry_run=args.dry_run, now=time.time())
+    finally:
+        gh.close()
+    verb = "would redeliver" if args.dry_run else "redelivered"
+    for item in result.selected:
+        print(
+            f"{verb} {item['guid']} ({item.get('event')}.{item.get('action') or ''}, "
+            f"status {item.get('status_code')} at {item.get('delivered_at')})"
+        )
+    print(f"{len(result.selected)} failed deliveries {verb}; {result.scanned} scanned")
+    return 0
+
+
+def _module_main() -> None:  # pragma: no cover - exercised through subprocesses
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    _module_main()

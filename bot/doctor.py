@@ -1,0 +1,169 @@
+"""``kaizen doctor``: every dependency checked, each ok or with a reason a user can act on."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.settings import Settings
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # ok | fail | skip
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    checks: list[Check] = [Check("settings", "ok", "all settings are valid")]
+    for name, probe in (
+        ("broker", _broker),
+        ("qdrant", _qdrant),
+        ("github", _github),
+        ("llm", _llm),
+        ("sandbox", _sandbox),
+    ):
+        checks.append(_guard(name, probe, settings))
+    return checks
+
+
+def _guard(name: str, probe: Callable[[Settings], Check], settings: Settings) -> Check:
+    try:
+        return probe(settings)
+    except Exception as exc:
+        return Check(name, "fail", f"{type(exc).__name__}: {exc}")
+
+
+def _broker(settings: Settings) -> Check:
+    if not settings.redis_url:
+        folder = settings.broker_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".doctor"
+        probe.write_text("ok")
+        probe.unlink()
+        return Check("broker", "ok", f"embedded file broker at {folder} (one machine only)")
+    import redis
+
+    client = redis.Redis.from_url(settings.redis_url, socket_timeout=3, socket_connect_timeout=3)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        return Check("broker", "fail", f"Redis at {_safe_url(settings.redis_url)}: {exc}")
+    finally:
+        client.close()
+    return Check("broker", "ok", f"Redis at {_safe_url(settings.redis_url)} answers")
+
+
+def _qdrant(settings: Settings) -> Check:
+    from qdrant_client import QdrantClient
+
+    if settings.qdrant_url:
+        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        client = QdrantClient(url=settings.qdrant_url, api_key=key, timeout=5)
+        where = f"Qdrant server at {settings.qdrant_url}"
+    else:
+        path = settings.qdrant_local_path
+        path.mkdir(parents=True, exist_ok=True)
+        try:
+            client = QdrantClient(path=str(path))
+        except RuntimeError as exc:
+            if "already accessed" in str(exc):
+                return Check(
+                    "qdrant",
+                    "ok",
+                    f"embedded storage at {path} is open in a running Kaizen process",
+                )
+            raise
+        where = f"embedded storage at {path}"
+    try:
+        count = len(client.get_collections().collections)
+    finally:
+        client.close()
+    return Check("qdrant", "ok", f"{where}, {count} collections")
+
+
+def _github(settings: Settings) -> Check:
+    if not settings.github_configured:
+        return Check(
+            "github",
+            "skip",
+            "no App configured (KAIZEN_APP_ID, KAIZEN_PRIVATE_KEY); `kaizen up` shows how",
+        )
+    from bot.github import GitHubApp
+
+    gh = GitHubApp(settings)
+    try:
+        info = gh.app_info()
+    finally:
+        gh.close()
+    slug = info.get("slug")
+    detail = f"authenticated as App {info.get('name')!r} (id {info.get('id')}, slug {slug})"
+    if slug and slug != settings.app_slug:
+        return Check("github", "fail", f"{detail}, but KAIZEN_APP_SLUG is {settings.app_slug!r}")
+    if settings.webhook_secret is None:
+        return Check("github", "fail", f"{detail}, but KAIZEN_WEBHOOK_SECRET is not set")
+    return Check("github", "ok", detail)
+
+
+def _llm(settings: Settings) -> Check:
+    if not settings.llm_base_url and not settings.llm_api_key:
+        return Check("llm", "skip", "no LLM endpoint configured: offline policy (static analysis)")
+    from openai import OpenAI
+
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "none"
+    client = OpenAI(base_url=settings.llm_base_url, api_key=key, timeout=10, max_retries=1)
+    models = [m.id for m in client.models.list()]
+    if models and settings.llm_model not in models:
+        return Check("llm", "fail", f"endpoint answers but has no model {settings.llm_model!r}")
+    return Check("llm", "ok", f"endpoint answers, model {settings.llm_model}")
+
+
+def _sandbox(settings: Settings) -> Check:
+    backend = settings.sandbox
+    if backend == "none":
+        return Check("sandbox", "ok", "UNSANDBOXED (KAIZEN_SANDBOX=none): only for trusted repos")
+    have_docker = shutil.which("docker") is not None and _docker_answers()
+    have_bwrap = shutil.which("bwrap") is not None
+    if backend == "docker" and not have_docker:
+        return Check("sandbox", "fail", "KAIZEN_SANDBOX=docker but no Docker engine answers")
+    if backend == "bwrap" and not have_bwrap:
+        return Check("sandbox", "fail", "KAIZEN_SANDBOX=bwrap but bubblewrap is not installed")
+    if have_docker and backend in ("auto", "docker"):
+        return Check("sandbox", "ok", "Docker engine answers")
+    if have_bwrap:
+        return Check("sandbox", "ok", "bubblewrap available")
+    return Check(
+        "sandbox",
+        "fail",
+        "neither Docker nor bubblewrap found: fixes cannot run tests "
+        "(install docker.io or bubblewrap)",
+    )
+
+
+def _docker_answers() -> bool:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["docker", "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _safe_url(url: str) -> str:
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    if parsed.password:
+        return url.replace(f":{parsed.password}@", ":***@")
+    return url

@@ -1,0 +1,298 @@
+"""Talking to GitHub as the App, through PyGithub.
+
+Workers see a narrow interface (``RepoClient``): what Kaizen needs, not all of GitHub.
+Behind it:
+
+- App JWT and installation tokens come from PyGithub's ``AppAuth``; one authenticated
+  client per installation is kept per process, and PyGithub renews its token shortly before
+  it expires, so a busy worker asks GitHub for a token about once an hour, not per task.
+- Idempotent requests (GET, PUT, PATCH, DELETE) are retried by ``GithubRetry``: backoff on
+  5xx, a wait until ``X-RateLimit-Reset`` on primary rate limits, ``Retry-After`` on
+  secondary ones.
+- POSTs that create things are *not* retried blindly: GitHub can answer 502 after it did
+  create the comment. Each created comment carries a hidden idempotency marker, and before
+  every retry Kaizen looks for it, so a retried post yields one comment, not two.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol, TypeVar, cast
+from urllib.parse import parse_qs, urlparse
+
+from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
+_MARKER_RE = re.compile(r"<!-- kaizen:key=([A-Za-z0-9:._/-]+) -->")
+
+
+def marker(key: str) -> str:
+    """The hidden HTML comment that makes a posted comment findable again."""
+    return f"<!-- kaizen:key={key} -->"
+
+
+def marker_key(body: str | None) -> str | None:
+    match = _MARKER_RE.search(body or "")
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Permission:
+    """A user's access to a repo, as GitHub's collaborator-permission endpoint reports it."""
+
+    permission: str  # admin | write | read | none (maintain → write, triage → read)
+    role_name: str | None
+
+
+class RepoClient(Protocol):
+    """What workers may do on one installation's repositories."""
+
+    def get_permission(self, repo: str, username: str) -> Permission: ...
+
+    def post_issue_comment(self, repo: str, number: int, body: str, *, key: str) -> int: ...
+
+    def read_file(self, repo: str, path: str) -> str | None: ...
+
+
+class GitHubError(Exception):
+    """A GitHub call that failed for good (after retries), with the status GitHub gave."""
+
+    def __init__(self, status: int | None, message: str) -> None:
+        self.status = status
+        super().__init__(f"GitHub answered {status}: {message}" if status else message)
+
+
+def _retry_policy(settings: Settings) -> GithubRetry:
+    return GithubRetry(
+        total=5,
+        backoff_factor=0.5,
+        backoff_max=30,
+        allowed_methods=_IDEMPOTENT_METHODS,
+        max_rate_limit_wait=settings.github_max_rate_limit_wait_s,
+        respect_retry_after_header=True,
+    )
+
+
+class GitHubApp:
+    """The App identity: JWT-authenticated calls and per-installation clients."""
+
+    def __init__(self, settings: Settings) -> None:
+        settings.require("app_id", "private_key")
+        assert settings.app_id is not None and settings.private_key is not None
+        self._settings = settings
+        self._auth = Auth.AppAuth(settings.app_id, settings.private_key.get_secret_value())
+        self._integration = GithubIntegration(
+            auth=self._auth,
+            base_url=settings.github_api_url,
+            timeout=int(settings.github_timeout_s),
+            retry=_retry_policy(settings),
+        )
+        self._clients: dict[int, InstallationClient] = {}
+        self._lock = threading.Lock()
+
+    def installation(self, installation_id: int) -> InstallationClient:
+        """One client per installation per process; its token is renewed before expiry."""
+        with self._lock:
+            client = self._clients.get(installation_id)
+            if client is None:
+                gh = Github(
+                    auth=self._auth.get_installation_auth(installation_id),
+                    base_url=self._settings.github_api_url,
+                    timeout=int(self._settings.github_timeout_s),
+                    retry=_retry_policy(self._settings),
+                    per_page=100,
+                    lazy=True,
+                )
+                client = InstallationClient(gh, self._settings)
+                self._clients[installation_id] = client
+            return client
+
+    def forget_installation(self, installation_id: int) -> None:
+        """Drop a cached client (installation deleted or suspended)."""
+        with self._lock:
+            client = self._clients.pop(installation_id, None)
+        if client is not None:
+            client.close()
+
+    def app_info(self) -> dict[str, Any]:
+        """``GET /app``: proves the App id and key are right."""
+        _, data = self._integration.requester.requestJsonAndCheck("GET", "/app")
+        return cast(dict[str, Any], data)
+
+    def iter_deliveries(self, per_page: int = 100) -> Iterator[dict[str, Any]]:
+        """Every webhook delivery GitHub still remembers, newest first (cursor paging)."""
+        params: dict[str, Any] = {"per_page": per_page}
+        while True:
+            headers, data = self._integration.requester.requestJsonAndCheck(
+                "GET", "/app/hook/deliveries", parameters=params
+            )
+            yield from cast(list[dict[str, Any]], data or [])
+            cursor = _next_cursor(headers.get("link") or headers.get("Link"))
+            if not cursor:
+                return
+            params = {"per_page": per_page, "cursor": cursor}
+
+    def redeliver(self, delivery_id: int) -> None:
+        self._integration.requester.requestJsonAndCheck(
+            "POST", f"/app/hook/deliveries/{delivery_id}/attempts"
+        )
+
+    def close(self) -> None:
+        for installation_id in list(self._clients):
+            self.forget_installation(installation_id)
+        self._integration.close()
+
+
+def _next_cursor(link_header: str | None) -> str | None:
+    if not link_header:
+        return None
+    for part in link_header.split(","):
+        if 'rel="next"' in part:
+            url = part.split(";")[0].strip().strip("<>")
+            values = parse_qs(urlparse(url).query).get("cursor")
+            return values[0] if values else None
+    return None
+
+
+class InstallationClient:
+    """GitHub, as one installation sees it. Implements ``RepoClient``."""
+
+    def __init__(self, gh: Github, settings: Settings) -> None:
+        self._gh = gh
+        self._settings = settings
+
+    def close(self) -> None:
+        self._gh.close()
+
+    def get_permission(self, repo: str, username: str) -> Permission:
+        try:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "GET", f"/repos/{repo}/collaborators/{username}/permission"
+            )
+        except GithubException as exc:
+            if exc.status == 404:
+                return Permission("none", None)
+            raise GitHubError(exc.status, _message(exc)) from exc
+        return Permission(str(data.get("permission") or "none"), data.get("role_name"))
+
+    def post_issue_comment(self, repo: str, number: int, body: str, *, key: str) -> int:
+        """Post once: a retry after an ambiguous failure finds the first post instead."""
+        issue = self._gh.get_repo(repo).get_issue(number)
+        text = f"{body}\n\n{marker(key)}"
+
+        def find() -> int | None:
+            for comment in issue.get_comments():
+                if marker_key(comment.body) == key:
+                    return int(comment.id)
+            return None
+
+        def create() -> int:
+            return int(issue.create_comment(text).id)
+
+        return self._create_once(create, find)
+
+    def read_file(self, repo: str, path: str) -> str | None:
+        """A file from the default branch, or None when it (or the repo) does not exist."""
+        try:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "GET", f"/repos/{repo}/contents/{path}"
+            )
+        except GithubException as exc:
+            if exc.status == 404:
+                return None
+            raise GitHubError(exc.status, _message(exc)) from exc
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        content = data.get("content") or ""
+        return base64.b64decode(content).decode("utf-8", errors="replace")
+
+    def _create_once(self, create: Callable[[], int], find: Callable[[], int | None]) -> int:
+        first = True
+        for attempt in Retrying(
+            stop=stop_after_attempt(5),
+            retry=retry_if_exception(_is_transient),
+            wait=_wait_for,
+            reraise=True,
+            before_sleep=_log_retry,
+        ):
+            with attempt:
+                if not first:
+                    existing = find()
+                    if existing is not None:
+                        return existing
+                first = False
+                try:
+                    return create()
+                except GithubException as exc:
+                    if _is_transient(exc):
+                        raise
+                    raise GitHubError(exc.status, _message(exc)) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _message(exc: GithubException) -> str:
+    data = exc.data
+    if isinstance(data, dict):
+        return str(data.get("message") or data)
+    return str(data)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if not isinstance(exc, GithubException):
+        return False
+    if exc.status >= 500:
+        return True
+    return exc.status in (403, 429) and _rate_limit_wait(exc) is not None
+
+
+def _rate_limit_wait(exc: GithubException) -> float | None:
+    """Seconds to wait for a rate limit, or None when the 403 is not one."""
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    if "retry-after" in headers:
+        try:
+            return max(0.0, float(headers["retry-after"]))
+        except ValueError:
+            return 60.0
+    if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+        reset = float(headers["x-ratelimit-reset"])
+        return max(0.0, reset - time.time()) + 1.0
+    message = _message(exc).lower()
+    if "secondary rate limit" in message or "abuse" in message:
+        return 60.0
+    return None
+
+
+def _wait_for(state: RetryCallState) -> float:
+    exc = state.outcome.exception() if state.outcome else None
+    if isinstance(exc, GithubException):
+        wait = _rate_limit_wait(exc)
+        if wait is not None:
+            return wait
+    return float(min(30.0, 0.5 * 2 ** (state.attempt_number - 1)))
+
+
+def _log_retry(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome else None
+    status = getattr(exc, "status", None)
+    log.warning(
+        "GitHub POST failed, retrying",
+        extra={"status": status, "attempt": state.attempt_number},
+    )
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)

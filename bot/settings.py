@@ -1,0 +1,183 @@
+"""Kaizen's one settings object.
+
+Every process builds it once from the environment (prefix ``KAIZEN_``) and passes it on;
+nothing reads the environment at import time. Each process then asks only for the settings
+it really uses (``require``), so that a worker without a webhook secret, or a web process
+without the App's private key, still starts, while a missing setting that *is* needed stops
+the process with one clear line per problem instead of a stack trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SandboxBackend = Literal["auto", "docker", "bwrap", "none"]
+
+# What each requirement means to a user, so that a missing setting explains itself.
+_REQUIREMENT_HELP: dict[str, str] = {
+    "webhook_secret": "needed to verify that deliveries come from GitHub",
+    "app_id": "needed to authenticate as the GitHub App",
+    "private_key": "needed to authenticate as the GitHub App (PEM text or a path to the .pem file)",
+    "redis_url": "needed to reach the task broker",
+    "llm_api_key": "needed to call the LLM endpoint",
+}
+
+
+class SettingsError(Exception):
+    """Raised with one human-readable line per problem; the CLI prints them and exits."""
+
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class Settings(BaseSettings):
+    """All of Kaizen's server-side configuration (never settable from a repository)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="KAIZEN_",
+        env_file=None,
+        extra="ignore",
+        validate_default=True,
+    )
+
+    # The GitHub App.
+    app_id: int | None = Field(default=None, gt=0)
+    private_key: SecretStr | None = None
+    webhook_secret: SecretStr | None = None
+    app_slug: str = Field(default="kaizen", pattern=r"^[a-z0-9][a-z0-9-]{0,33}$")
+    github_api_url: str = "https://api.github.com"
+    github_timeout_s: float = Field(default=15.0, gt=0)
+    github_max_rate_limit_wait_s: float = Field(default=900.0, ge=0)
+
+    # Queue and storage.
+    redis_url: str | None = None
+    data_dir: Path = Path(".kaizen")
+    qdrant_url: str | None = None
+    qdrant_api_key: SecretStr | None = None
+    qdrant_path: Path | None = None
+
+    # LLM (any OpenAI-compatible endpoint); absent means the offline policy.
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_model: str = "gpt-4o-mini"
+
+    sandbox: SandboxBackend = "auto"
+
+    # Webhook intake.
+    max_body_bytes: int = Field(default=25 * 1024 * 1024, gt=0)
+    delivery_ttl_s: int = Field(default=3 * 24 * 3600, gt=0)
+    enqueue_timeout_s: float = Field(default=2.0, gt=0)
+
+    # Task limits: the broker's visibility timeout must stay above the hard limit.
+    task_soft_time_limit_s: int = Field(default=1500, gt=0)
+    task_time_limit_s: int = Field(default=1800, gt=0)
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_json: bool = True
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535)
+    public_url: str | None = None
+
+    @field_validator("private_key", mode="before")
+    @classmethod
+    def _load_private_key(cls, value: Any) -> Any:
+        """Accept PEM text, PEM with literal ``\\n`` (common in env files), or a path."""
+        if value is None or value == "":
+            return None
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        text = str(value).strip()
+        if "-----BEGIN" in text:
+            return text.replace("\\n", "\n")
+        path = Path(text).expanduser()
+        if not path.is_file():
+            raise ValueError(f"is neither PEM text nor a readable file ({text})")
+        content = path.read_text(encoding="utf-8", errors="replace").strip()
+        if "-----BEGIN" not in content or "PRIVATE KEY-----" not in content:
+            raise ValueError(f"file {text} does not hold a PEM private key")
+        return content
+
+    @field_validator("github_api_url", "llm_base_url", "qdrant_url", "public_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(f"must be an http(s) URL, got {value!r}")
+        return value.rstrip("/")
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if urlparse(value).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(f"must be a redis://, rediss:// or unix:// URL, got {value!r}")
+        return value
+
+    @field_validator("webhook_secret", "llm_api_key", "qdrant_api_key", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    # -- derived values -------------------------------------------------------------------
+
+    @property
+    def bot_login(self) -> str:
+        """The login GitHub gives the App's bot user; its own events carry it as sender."""
+        return f"{self.app_slug}[bot]"
+
+    @property
+    def embedded_broker(self) -> bool:
+        return self.redis_url is None
+
+    @property
+    def broker_dir(self) -> Path:
+        return self.data_dir / "broker"
+
+    @property
+    def qdrant_local_path(self) -> Path:
+        return self.qdrant_path or self.data_dir / "qdrant"
+
+    @property
+    def github_configured(self) -> bool:
+        return self.app_id is not None and self.private_key is not None
+
+    def secret_values(self) -> list[str]:
+        """Every configured secret, so the log redactor can hide exact occurrences."""
+        secrets = [self.webhook_secret, self.private_key, self.llm_api_key, self.qdrant_api_key]
+        return [s.get_secret_value() for s in secrets if s is not None]
+
+    def require(self, *names: str) -> None:
+        """Fail with one line per missing setting that this process needs."""
+        problems = [
+            f"KAIZEN_{name.upper()} is not set ({_REQUIREMENT_HELP.get(name, 'required here')})"
+            for name in names
+            if getattr(self, name) in (None, "")
+        ]
+        if problems:
+            raise SettingsError(problems)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from the environment, turning validation errors into clear lines."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> list[str]:
+    lines = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "settings"
+        message = error["msg"].removeprefix("Value error, ")
+        lines.append(f"KAIZEN_{field.upper()}: {message}")
+    return lines

@@ -1,0 +1,58 @@
+"""Small helpers shared by tests and benches: free ports, signed deliveries, waiting."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bot.webhook import sign
+
+FIXTURES = Path(__file__).parent / "fixtures"
+WEBHOOKS = FIXTURES / "webhooks"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def delivery_headers(
+    body: bytes, event: str, secret: str, delivery_id: str | None = None
+) -> dict[str, str]:
+    """The headers GitHub sends with a delivery."""
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": "GitHub-Hookshot/test",
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery_id or str(uuid.uuid4()),
+        "X-Hub-Signature-256": sign(secret.encode(), body),
+    }
+
+
+def encode(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload).encode()
+
+
+def load_webhook(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((WEBHOOKS / name).read_text())
+    return data
+
+
+def webhook_manifest() -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = json.loads((WEBHOOKS / "manifest.json").read_text())
+    return data
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.settings import SettingsError, load_settings
+
+
+def generate_private_key_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    ).decode()
+
+
+def test_defaults_need_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings()
+    assert settings.data_dir == Path(".kaizen")
+    assert settings.embedded_broker
+    assert settings.github_api_url == "https://api.github.com"
+    assert settings.bot_login == "kaizen[bot]"
+
+
+def test_invalid_values_give_one_line_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAIZEN_APP_ID", "abc")
+    monkeypatch.setenv("KAIZEN_REDIS_URL", "http://localhost")
+    monkeypatch.setenv("KAIZEN_GITHUB_API_URL", "ftp://x")
+    with pytest.raises(SettingsError) as info:
+        load_settings()
+    problems = info.value.problems
+    assert len(problems) == 3
+    assert any(p.startswith("KAIZEN_APP_ID:") for p in problems)
+    assert any(p.startswith("KAIZEN_REDIS_URL:") and "redis://" in p for p in problems)
+    assert any(p.startswith("KAIZEN_GITHUB_API_URL:") for p in problems)
+
+
+def test_require_names_each_missing_setting() -> None:
+    settings = load_settings()
+    with pytest.raises(SettingsError) as info:
+        settings.require("app_id", "private_key", "webhook_secret")
+    assert [p.split(" ")[0] for p in info.value.problems] == [
+        "KAIZEN_APP_ID",
+        "KAIZEN_PRIVATE_KEY",
+        "KAIZEN_WEBHOOK_SECRET",
+    ]
+
+
+def test_private_key_from_path_or_text(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pem = generate_private_key_pem()
+    key_file = tmp_path / "app.pem"
+    key_file.write_text(pem)
+    monkeypatch.setenv("KAIZEN_PRIVATE_KEY", str(key_file))
+    assert load_settings().private_key.get_secret_value() == pem.strip()  # type: ignore[union-attr]
+    monkeypatch.setenv("KAIZEN_PRIVATE_KEY", pem.strip().replace("\n", "\\n"))
+    assert load_settings().private_key.get_secret_value() == pem.strip()  # type: ignore[union-attr]
+
+
+def test_private_key_that_is_neither_pem_nor_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAIZEN_PRIVATE_KEY", "/no/such/key.pem")
+    with pytest.raises(SettingsError) as info:
+        load_settings()
+    assert info.value.problems == [
+        "KAIZEN_PRIVATE_KEY: is neither PEM text nor a readable file (/no/such/key.pem)"
+    ]
+
+
+def test_secret_values_are_listed_for_redaction(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAIZEN_WEBHOOK_SECRET", "s3cret")
+    monkeypatch.setenv("KAIZEN_LLM_API_KEY", "sk-abc")
+    assert set(load_settings().secret_values()) == {"s3cret", "sk-abc"}

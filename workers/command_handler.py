@@ -1,0 +1,81 @@
+"""Answering comment commands: what to say, decided without I/O.
+
+The task fetches the commenter's permission only if a privileged verb needs it, then posts
+the one reply this module composes. Verbs whose feature has not shipped yet get an honest
+"not available yet" instead of silence or a pretend answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.commands import PRIVILEGED_VERBS, Command, has_write_access, help_text
+from bot.github import Permission
+
+# Verbs that work end to end in this version; the rest are queued but not yet built.
+AVAILABLE_VERBS = frozenset({"help"})
+
+_FEATURE = {
+    "review": "Pull request review",
+    "fix": "Fixing issues",
+    "report": "Reports",
+    "patterns": "The patterns report",
+    "mute": "Muting patterns",
+    "unmute": "Unmuting patterns",
+    "cancel": "Cancelling a fix",
+    "good": "Feedback replies",
+    "bad": "Feedback replies",
+}
+
+
+@dataclass(frozen=True)
+class Reply:
+    body: str
+    refused: bool = False
+
+
+def compose_reply(
+    commands: list[Command],
+    *,
+    user: str,
+    app_slug: str,
+    permission: Callable[[], Permission],
+) -> Reply | None:
+    """One reply for all commands in a comment (several replies would be noise)."""
+    if not commands:
+        return None
+    parts: list[str] = []
+    refused = False
+    allowed: bool | None = None
+    for command in commands:
+        if command.error:
+            parts.append(f"{command.error}\n\n{help_text(app_slug)}")
+            continue
+        if command.verb in PRIVILEGED_VERBS:
+            if allowed is None:
+                perm = permission()
+                allowed = has_write_access(perm.permission, perm.role_name)
+            if not allowed:
+                refused = True
+                parts.append(
+                    f"Sorry @{user}, `{_shown(command)}` needs write access to this repository. "
+                    "A maintainer can run it for you."
+                )
+                continue
+        if command.verb == "help":
+            parts.append(help_text(app_slug))
+        else:
+            feature = _FEATURE.get(command.verb, f"`{command.verb}`")
+            parts.append(
+                f"`{_shown(command)}`: {feature} is not available yet in this version of Kaizen. "
+                "Your request was received and nothing was changed."
+            )
+    return Reply("\n\n---\n\n".join(parts), refused=refused)
+
+
+def _shown(command: Command) -> str:
+    """The command as the user wrote it, safe inside backticks and of bounded length."""
+    text = f"/kaizen {command.verb} {command.args}".strip()
+    text = text.replace("`", "'").replace("\n", " ")
+    return text if len(text) <= 80 else text[:77] + "..."

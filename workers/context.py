@@ -1,0 +1,38 @@
+"""Per-process resources for tasks: built on first use, reused by every task after."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from bot.github import GitHubApp
+from bot.settings import Settings
+
+
+@dataclass
+class WorkerContext:
+    settings: Settings
+    _github: GitHubApp | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def github(self) -> GitHubApp:
+        """The App client; needs KAIZEN_APP_ID and KAIZEN_PRIVATE_KEY (only here)."""
+        with self._lock:
+            if self._github is None:
+                self._github = GitHubApp(self.settings)
+            return self._github
+
+
+_contexts: dict[int, WorkerContext] = {}
+_contexts_lock = threading.Lock()
+
+
+def context_for(settings: Settings) -> WorkerContext:
+    """One context per settings object (i.e. per Celery app) in this process."""
+    with _contexts_lock:
+        ctx = _contexts.get(id(settings))
+        if ctx is None:
+            ctx = WorkerContext(settings)
+            _contexts[id(settings)] = ctx
+        return ctx
