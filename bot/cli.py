@@ -248,10 +248,20 @@ def _redeliver(args: argparse.Namespace) -> int:
     settings = load_settings()
     settings.require("app_id", "private_key")
     setup_logging(settings)
-    since = parse_since(args.since)
+    try:
+        since = parse_since(args.since)
+    except ValueError as exc:
+        print(f"kaizen redeliver: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    from github import GithubException
+
     gh = GitHubApp(settings)
     try:
         result = redeliver_failed(gh, since_s=since, dry_run=args.dry_run, now=time.time())
+    except GithubException as exc:
+        message = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
+        print(f"kaizen redeliver: GitHub answered {exc.status}: {message}", file=sys.stderr)
+        return 1
     finally:
         gh.close()
     verb = "would redeliver" if args.dry_run else "redelivered"

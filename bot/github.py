@@ -100,6 +100,8 @@ class GitHubApp:
             base_url=settings.github_api_url,
             timeout=int(settings.github_timeout_s),
             retry=_retry_policy(settings),
+            seconds_between_requests=settings.github_seconds_between_requests,
+            seconds_between_writes=settings.github_seconds_between_writes,
         )
         self._clients: dict[int, InstallationClient] = {}
         self._lock = threading.Lock()
@@ -116,6 +118,8 @@ class GitHubApp:
                     retry=_retry_policy(self._settings),
                     per_page=100,
                     lazy=True,
+                    seconds_between_requests=self._settings.github_seconds_between_requests,
+                    seconds_between_writes=self._settings.github_seconds_between_writes,
                 )
                 client = InstallationClient(gh, self._settings)
                 self._clients[installation_id] = client

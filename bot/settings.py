@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     github_api_url: str = "https://api.github.com"
     github_timeout_s: float = Field(default=15.0, gt=0)
     github_max_rate_limit_wait_s: float = Field(default=900.0, ge=0)
+    # GitHub asks integrations to pace requests, writes especially, to stay clear of
+    # secondary rate limits; PyGithub enforces these gaps per installation client.
+    github_seconds_between_requests: float = Field(default=0.25, ge=0)
+    github_seconds_between_writes: float = Field(default=1.0, ge=0)
 
     # Queue and storage.
     redis_url: str | None = None

@@ -7,7 +7,7 @@ the one reply this module composes. Verbs whose feature has not shipped yet get 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.commands import PRIVILEGED_VERBS, Command, has_write_access, help_text
@@ -41,8 +41,14 @@ def compose_reply(
     user: str,
     app_slug: str,
     permission: Callable[[], Permission],
+    config_problems: Sequence[str] = (),
+    config_path: str = ".github/kaizen.yml",
 ) -> Reply | None:
-    """One reply for all commands in a comment (several replies would be noise)."""
+    """One reply for all commands in a comment (several replies would be noise).
+
+    Problems in the repo's config are shown with ``help``: that is where a maintainer
+    looks when Kaizen does not behave as configured.
+    """
     if not commands:
         return None
     parts: list[str] = []
@@ -65,6 +71,9 @@ def compose_reply(
                 continue
         if command.verb == "help":
             parts.append(help_text(app_slug))
+            if config_problems:
+                listed = "\n".join(f"- {problem}" for problem in config_problems)
+                parts.append(f"**Problems in `{config_path}`** (ignored, defaults used):\n{listed}")
         else:
             feature = _FEATURE.get(command.verb, f"`{command.verb}`")
             parts.append(

@@ -18,6 +18,7 @@ from bot.commands import parse_commands
 from bot.deliveries import SqliteLedger
 from bot.log_setup import log_context
 from bot.metrics import Metrics, make_metrics
+from bot.repo_config import load_repo_config
 from workers.celery_app import KaizenCelery
 from workers.command_handler import compose_reply
 from workers.context import WorkerContext, context_for
@@ -57,11 +58,18 @@ def handle_command(self: Task, delivery: Delivery) -> dict[str, Any]:
             return {"status": "ignored", "reason": "no command"}
         repo = str(delivery["repo"])
         github = ctx.github.installation(int(delivery["installation_id"]))
+        owner, _, name = repo.partition("/")
+        loaded = load_repo_config(github, owner, name)
+        if not loaded.config.commands.enabled:
+            log.info("commands are disabled by %s", loaded.source_path)
+            return {"status": "ignored", "reason": "commands disabled by repo config"}
         reply = compose_reply(
             commands,
             user=user,
             app_slug=settings.app_slug,
             permission=lambda: github.get_permission(repo, user),
+            config_problems=loaded.problems,
+            config_path=loaded.source_path,
         )
         if reply is None:
             return {"status": "ignored", "reason": "no command"}
