@@ -194,6 +194,11 @@ def _up(args: argparse.Namespace) -> int:
     settings = load_settings()
     setup_logging(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # This run owns the folder: values left by processes of an earlier run would
+        # otherwise be summed into this run's counters.
+        for stale in (settings.data_dir / "metrics").glob("*.db"):
+            stale.unlink()
     _multiproc_metrics_dir(settings)
     if settings.webhook_secret is None:
         print(
@@ -205,8 +210,13 @@ def _up(args: argparse.Namespace) -> int:
     # The embedded broker is a folder: the worker must use the same one as the web.
     env["KAIZEN_DATA_DIR"] = str(settings.data_dir.resolve())
     worker = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "worker", "--beat", "--concurrency", "2"], env=env
+        [sys.executable, "-m", "bot.cli", "worker", "--beat", "--concurrency", "2"],
+        env=env,
+        preexec_fn=_die_with_parent,
     )
+    # uvicorn re-raises SIGTERM after its own shutdown; with Python's default handler that
+    # would end this process before the worker is stopped, leaving it orphaned.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         _run_uvicorn(build_web_app(settings), args.host, args.port)
     finally:
@@ -216,6 +226,20 @@ def _up(args: argparse.Namespace) -> int:
         except subprocess.TimeoutExpired:
             worker.kill()
     return 0
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGTERM if ``kaizen up`` itself is killed (even SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _doctor(args: argparse.Namespace) -> int:

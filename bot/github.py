@@ -23,11 +23,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar, cast
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, quote, urlparse
 
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
+from requests import RequestException
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from bot.settings import Settings
@@ -185,12 +185,14 @@ class InstallationClient:
     def get_permission(self, repo: str, username: str) -> Permission:
         try:
             _, data = self._gh.requester.requestJsonAndCheck(
-                "GET", f"/repos/{repo}/collaborators/{username}/permission"
+                "GET", f"/repos/{repo}/collaborators/{quote(username, safe='')}/permission"
             )
         except GithubException as exc:
             if exc.status == 404:
                 return Permission("none", None)
             raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
         return Permission(str(data.get("permission") or "none"), data.get("role_name"))
 
     def post_issue_comment(self, repo: str, number: int, body: str, *, key: str) -> int:
@@ -198,9 +200,11 @@ class InstallationClient:
         issue = self._gh.get_repo(repo).get_issue(number)
         text = f"{body}\n\n{marker(key)}"
 
+        bot_login = self._settings.bot_login
+
         def find() -> int | None:
             for comment in issue.get_comments():
-                if marker_key(comment.body) == key:
+                if comment.user.login == bot_login and marker_key(comment.body) == key:
                     return int(comment.id)
             return None
 
@@ -213,19 +217,32 @@ class InstallationClient:
         """A file from the default branch, or None when it (or the repo) does not exist."""
         try:
             _, data = self._gh.requester.requestJsonAndCheck(
-                "GET", f"/repos/{repo}/contents/{path}"
+                "GET", f"/repos/{repo}/contents/{quote(path, safe='/')}"
             )
         except GithubException as exc:
             if exc.status == 404:
                 return None
             raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
         content = data.get("content") or ""
         return base64.b64decode(content).decode("utf-8", errors="replace")
 
     def _create_once(self, create: Callable[[], int], find: Callable[[], int | None]) -> int:
-        first = True
+        """Create unless a previous attempt did: a task re-run after a worker crash (late
+        acks) or a retry after an ambiguous 5xx finds the first post instead."""
+        try:
+            return self._create_retrying(create, find)
+        except GitHubError:
+            raise
+        except GithubException as exc:
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
+
+    def _create_retrying(self, create: Callable[[], int], find: Callable[[], int | None]) -> int:
         for attempt in Retrying(
             stop=stop_after_attempt(5),
             retry=retry_if_exception(_is_transient),
@@ -234,11 +251,9 @@ class InstallationClient:
             before_sleep=_log_retry,
         ):
             with attempt:
-                if not first:
-                    existing = find()
-                    if existing is not None:
-                        return existing
-                first = False
+                existing = find()
+                if existing is not None:
+                    return existing
                 try:
                     return create()
                 except GithubException as exc:
@@ -246,6 +261,14 @@ class InstallationClient:
                         raise
                     raise GitHubError(exc.status, _message(exc)) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _unreachable(exc: RequestException) -> GitHubError:
+    """Retries exhausted inside urllib3: keep the last status GitHub gave, if any."""
+    found = re.search(r"too many (\d{3}) error responses", str(exc))
+    if found:
+        return GitHubError(int(found.group(1)), f"still failing after retries: {exc}")
+    return GitHubError(None, f"GitHub unreachable: {exc}")
 
 
 def _message(exc: GithubException) -> str:
@@ -296,7 +319,3 @@ def _log_retry(state: RetryCallState) -> None:
         "GitHub POST failed, retrying",
         extra={"status": status, "attempt": state.attempt_number},
     )
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)

@@ -9,6 +9,8 @@ the process with one clear line per problem instead of a stack trace.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -99,12 +101,21 @@ class Settings(BaseSettings):
         text = str(value).strip()
         if "-----BEGIN" in text:
             return text.replace("\\n", "\n")
-        path = Path(text).expanduser()
-        if not path.is_file():
-            raise ValueError(f"is neither PEM text nor a readable file ({text})")
+        decoded = _base64_pem(text)
+        if decoded is not None:  # base64 of the PEM, as Kubernetes and CI secrets often hold
+            return decoded
+        # Never echo the value: it may be a key pasted without its BEGIN/END lines.
+        looks_like_path = len(text) < 1024 and "\n" not in text
+        try:
+            path = Path(text).expanduser() if looks_like_path else None
+            readable = path is not None and path.is_file()
+        except OSError:
+            readable = False
+        if path is None or not readable:
+            raise ValueError("is neither PEM text, base64 of PEM, nor the path of a readable file")
         content = path.read_text(encoding="utf-8", errors="replace").strip()
         if "-----BEGIN" not in content or "PRIVATE KEY-----" not in content:
-            raise ValueError(f"file {text} does not hold a PEM private key")
+            raise ValueError("the file it names does not hold a PEM private key")
         return content
 
     @field_validator("github_api_url", "llm_base_url", "qdrant_url", "public_url")
@@ -168,6 +179,14 @@ class Settings(BaseSettings):
         ]
         if problems:
             raise SettingsError(problems)
+
+
+def _base64_pem(text: str) -> str | None:
+    try:
+        decoded = base64.b64decode(text, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    return decoded.strip() if "PRIVATE KEY-----" in decoded else None
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -84,7 +84,7 @@ def make_celery(settings: Settings) -> KaizenCelery:
         folder = settings.broker_dir
         for sub in ("queue", "processed"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
-        conf["broker_url"] = "filesystem://"
+        conf["broker_url"] = "filesystem://localhost//"
         conf["broker_transport_options"] = {
             "data_folder_in": str(folder / "queue"),
             "data_folder_out": str(folder / "queue"),

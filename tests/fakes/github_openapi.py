@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from jsonschema.exceptions import ValidationError
 from openapi_schema_validator import OAS30Validator
@@ -388,7 +389,9 @@ class OpenAPIContract:
             found = op.regex.match(path)
             if found is None:
                 continue
-            params = found.groupdict()
+            # Like GitHub, match on the raw path, then percent-decode each parameter
+            # (a file named "a#b.md" arrives as "a%23b.md").
+            params = {k: unquote(v) for k, v in found.groupdict().items()}
             if all(self._param_ok(op.path_params.get(k), v) for k, v in params.items()):
                 return op, params
         return None

@@ -23,7 +23,10 @@ class Lookup:
         return self.permission
 
 
-def reply(body: str, permission: Permission = perm("read"), **kw: object) -> tuple[str, bool, int]:
+READ = perm("read")
+
+
+def reply(body: str, permission: Permission = READ, **kw: object) -> tuple[str, bool, int]:
     lookup = Lookup(permission)
     result = compose_reply(
         parse_commands(body, "kaizen"), user="octocat", app_slug="kaizen", permission=lookup, **kw

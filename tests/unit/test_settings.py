@@ -66,7 +66,7 @@ def test_private_key_that_is_neither_pem_nor_file(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(SettingsError) as info:
         load_settings()
     assert info.value.problems == [
-        "KAIZEN_PRIVATE_KEY: is neither PEM text nor a readable file (/no/such/key.pem)"
+        "KAIZEN_PRIVATE_KEY: is neither PEM text, base64 of PEM, nor the path of a readable file"
     ]
 
 
@@ -74,3 +74,11 @@ def test_secret_values_are_listed_for_redaction(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("KAIZEN_WEBHOOK_SECRET", "s3cret")
     monkeypatch.setenv("KAIZEN_LLM_API_KEY", "sk-abc")
     assert set(load_settings().secret_values()) == {"s3cret", "sk-abc"}
+
+
+def test_private_key_as_base64_of_pem(monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+
+    pem = generate_private_key_pem()
+    monkeypatch.setenv("KAIZEN_PRIVATE_KEY", base64.b64encode(pem.encode()).decode())
+    assert load_settings().private_key.get_secret_value() == pem.strip()  # type: ignore[union-attr]
