@@ -97,7 +97,7 @@ def build_web_app(settings: Settings) -> FastAPI:
     from bot.queueing import CeleryEnqueuer
     from workers.celery_app import make_celery
 
-    celery = make_celery(settings)
+    celery = make_celery(settings, publisher=True)
     ledger: DeliveryLedger
     if settings.redis_url:
         ledger = RedisLedger(

@@ -39,8 +39,12 @@ class KaizenCelery(Celery):
     settings: Settings
 
 
-def make_celery(settings: Settings) -> KaizenCelery:
-    """Configure Celery for the broker in settings (Redis, or the embedded file broker)."""
+def make_celery(settings: Settings, *, publisher: bool = False) -> KaizenCelery:
+    """Configure Celery for the broker in settings (Redis, or the embedded file broker).
+
+    ``publisher=True`` is for the web process, which only publishes: it uses the Redis
+    transport that reuses one client per channel (see ``workers.redis_transport``).
+    """
     app = KaizenCelery("kaizen", set_as_current=False)
     app.settings = settings
     conf: dict[str, Any] = {
@@ -74,6 +78,8 @@ def make_celery(settings: Settings) -> KaizenCelery:
     }
     if settings.redis_url:
         conf["broker_url"] = settings.redis_url
+        if publisher:
+            conf["broker_transport"] = "workers.redis_transport:Transport"
         conf["broker_transport_options"] = {
             "visibility_timeout": settings.task_time_limit_s + _VISIBILITY_MARGIN_S,
             "socket_timeout": settings.enqueue_timeout_s,
