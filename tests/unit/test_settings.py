@@ -5,18 +5,7 @@ from pathlib import Path
 import pytest
 
 from bot.settings import SettingsError, load_settings
-
-
-def generate_private_key_pem() -> str:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
+from tests.fakes.github_api import generate_private_key_pem
 
 
 def test_defaults_need_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
