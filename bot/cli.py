@@ -79,7 +79,125 @@ def _parser() -> argparse.ArgumentParser:
     redeliver.add_argument("--since", default="1h", help="how far back: 30m, 6h, 2d")
     redeliver.add_argument("--dry-run", action="store_true")
     redeliver.set_defaults(func=_redeliver)
+    memory = sub.add_parser("memory", help="inspect or rebuild what Kaizen has learned")
+    memory_sub = memory.add_subparsers(title="memory commands")
+    stats = memory_sub.add_parser("stats", help="experiences, patterns, signals, trajectories")
+    stats.add_argument("--json", action="store_true")
+    stats.set_defaults(func=_memory_stats)
+    rebuild = memory_sub.add_parser("rebuild", help="recompute pattern scores from experiences")
+    rebuild.set_defaults(func=_memory_rebuild)
+
+    feedback = sub.add_parser("feedback", help="give feedback on a finding (local use)")
+    feedback.add_argument("--finding", required=True, help="the finding's experience id")
+    feedback.add_argument("--signal", required=True, help="thumbs_up, thumbs_down, applied, ...")
+    feedback.add_argument("--reason", default=None)
+    feedback.add_argument("--actor", default=None)
+    feedback.set_defaults(func=_feedback)
+
+    export = sub.add_parser("export", help="export LLM trajectories as training data")
+    export.add_argument("--format", required=True, choices=["agent-lightning", "openai-sft", "dpo"])
+    export.add_argument("--out", required=True)
+    export.add_argument("--min-reward", type=float, default=0.5)
+    export.set_defaults(func=_export)
+
+    simulate = sub.add_parser("simulate", help="simulate a team and compare learning policies")
+    simulate.add_argument("--prs", type=int, default=1000)
+    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--json", action="store_true")
+    simulate.add_argument("--png", default=None, help="write the curves to this PNG file")
+    simulate.set_defaults(func=_simulate)
     return parser
+
+
+def _memory_stats(args: argparse.Namespace) -> int:
+    from bot.memory_setup import build_memory
+
+    memory = build_memory(load_settings())
+    try:
+        stats = memory.stats()
+    finally:
+        memory.close()
+    if args.json:
+        print(json.dumps(stats, indent=2, default=str))
+    else:
+        for key, value in stats.items():
+            print(f"{key}: {json.dumps(value, default=str)}")
+    return 0
+
+
+def _memory_rebuild(args: argparse.Namespace) -> int:
+    from bot.memory_setup import build_memory
+
+    memory = build_memory(load_settings())
+    try:
+        report = memory.rebuild()
+    finally:
+        memory.close()
+    print(
+        f"rebuilt {report.patterns} patterns from {report.signals} signals; "
+        + ("scores unchanged" if report.unchanged else "scores differed and were replaced")
+    )
+    for line in report.differences:
+        print(f"  {line}")
+    return 0
+
+
+def _feedback(args: argparse.Namespace) -> int:
+    import uuid
+
+    from bot.memory_setup import build_memory
+    from memory.feedback import UnknownSignal
+    from memory.service import UnknownExperience
+    from memory.types import Signal
+
+    memory = build_memory(load_settings())
+    try:
+        experience = memory.experiences.get(args.finding)
+        if experience is None:
+            print(f"kaizen feedback: no finding {args.finding} in memory", file=sys.stderr)
+            return 1
+        signal = Signal(
+            id=f"cli:{uuid.uuid4()}",
+            kind=args.signal,
+            experience_id=args.finding,
+            repo=experience.repo,
+            pattern=experience.pattern,
+            at=time.time(),
+            reason=args.reason,
+            actor=args.actor or os.environ.get("USER"),
+        )
+        result = memory.apply_signal(signal)
+    except (UnknownSignal, UnknownExperience) as exc:
+        print(f"kaizen feedback: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        memory.close()
+    print(f"{result.status}: {experience.pattern} in {experience.repo} is now {result.outcome}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from memory.export import export
+    from memory.service import default_paths
+    from memory.trajectories import TrajectoryStore
+
+    settings = load_settings()
+    store = TrajectoryStore(default_paths(settings.data_dir)["trajectories"])
+    with open(args.out, "w", encoding="utf-8") as out:
+        count = export(store, args.format, out, min_reward=args.min_reward)
+    print(f"wrote {count} records in {args.format} format to {args.out}")
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from bot.simulate_report import format_table, write_png
+    from memory.simulation import run_simulation_with_curves
+
+    result, curves = run_simulation_with_curves(prs=args.prs, seed=args.seed)
+    if args.png:
+        write_png(curves, args.png)
+    print(json.dumps(result, indent=2) if args.json else format_table(result))
+    return 0
 
 
 def setup_logging(settings: Settings) -> None:
@@ -209,8 +327,14 @@ def _up(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     # The embedded broker is a folder: the worker must use the same one as the web.
     env["KAIZEN_DATA_DIR"] = str(settings.data_dir.resolve())
+    # Embedded Qdrant may be opened by one process only: without a Qdrant server the
+    # worker runs its tasks in threads of one process (Celery's hard time limits need
+    # prefork, so they apply only with KAIZEN_QDRANT_URL).
+    pool = ["--pool", "prefork", "--concurrency", "2"]
+    if not settings.qdrant_url:
+        pool = ["--pool", "threads", "--concurrency", "4"]
     worker = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "worker", "--beat", "--concurrency", "2"],
+        [sys.executable, "-m", "bot.cli", "worker", "--beat", *pool],
         env=env,
         preexec_fn=_die_with_parent,
     )

@@ -213,11 +213,12 @@ class FixConfig(_Section):
 
 
 class LearningConfig(_Section):
-    """Learning from feedback: evidence decays with ``half_life_days`` and a pattern is
-    acted on only after ``min_evidence`` consistent signals."""
+    """Learning from feedback. The half-life of evidence is a server setting
+    (``KAIZEN_LEARNING_HALF_LIFE_DAYS``): org and global scores are shared by many repos,
+    so they cannot each decay at their own rate. Neighbour votes count only once
+    ``min_evidence`` similar past comments agree."""
 
     enabled: bool = Field(default=True, strict=True)
-    half_life_days: float = Field(default=30.0, gt=0, le=3650, strict=True)
     min_evidence: int = Field(default=3, ge=1, le=1000, strict=True)
 
 

@@ -76,6 +76,12 @@ class Settings(BaseSettings):
 
     sandbox: SandboxBackend = "auto"
 
+    # Memory and learning.
+    embedder: Literal["local", "openai"] = "local"
+    embedding_model: str = "text-embedding-3-small"  # only for embedder=openai
+    learning_half_life_days: float = Field(default=60.0, ge=7.0, le=3650.0)
+    retention_per_repo: int = Field(default=20000, ge=100)
+
     # Webhook intake.
     max_body_bytes: int = Field(default=25 * 1024 * 1024, gt=0)
     delivery_ttl_s: int = Field(default=3 * 24 * 3600, gt=0)

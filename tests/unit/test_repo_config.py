@@ -308,9 +308,9 @@ def test_unknown_keys_do_not_affect_known_siblings() -> None:
             "got 99999 (using default: 600)",
         ),
         (
-            "learning:\n  half_life_days: 0\n",
-            "invalid value for learning.half_life_days: Input should be greater than 0, got 0 "
-            "(using default: 30.0)",
+            "learning:\n  min_evidence: 0\n",
+            "invalid value for learning.min_evidence: Input should be greater than or equal "
+            "to 1, got 0 (using default: 3)",
         ),
         (
             "review: 5\n",

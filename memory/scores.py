@@ -1,0 +1,1373 @@
+"""Pattern scores: what Kaizen has learned about which kinds of finding a team wants.
+
+A *pattern* is a stable name for a kind of finding (``ruff:B006``, ``secrets:aws-key``,
+``llm:naming``, ``fix:off-by-one``). Every developer signal adds acceptance (alpha) and
+rejection (beta) evidence for its pattern in three scopes: the repository
+(``owner/name``), the organisation (``owner``) and everyone (``*``).
+
+Decay without rewriting. Evidence should fade so a team's taste can change, but fading
+every counter on a clock would need a read-modify-write per counter and would make the
+result depend on the order in which workers apply signals. Instead each (scope, pattern)
+keeps the sums ``A = Σ alpha_i · 2^((t_i - T0)/H)`` (and ``B`` likewise) for a fixed epoch
+``T0`` and half-life ``H``; the decayed evidence at ``now`` is ``A · 2^(-(now - T0)/H)``.
+Applying a signal is then a plain addition, commutative and atomic in every store.
+
+Float64 bounds. ``2^x`` is finite for ``|x| < 1024``; signal and query times are accepted
+only within ``MAX_HALF_LIVES`` (960) half-lives of ``T0``, which leaves a factor 2^64 of
+headroom for the sums. That window is ``±960 H``: about 18 years either side of 2024 at
+the minimum half-life of 7 days, 79 years at 30 days, 158 years at 60 days. (One day would
+give only 2.6 years, i.e. it would already have run out in 2026, hence the 7-day floor.)
+Signals outside the window raise ``ValueError`` rather than overflow or vanish.
+
+Posteriors are Beta distributions shrunk repo → org → global (:func:`posterior`), and
+:func:`select` chooses what to post by Thompson sampling under a per-PR budget. Security
+findings are never suppressed by learning, only by an explicit mute; every suppressed
+candidate keeps its sampled score for the shadow log.
+
+The math and the selection rules are pure functions; the three stores (in memory, SQLite,
+Redis) only add and read numbers. Nothing connects or writes at import.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sqlite3
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from memory.types import GLOBAL_SCOPE, SEVERITY_WEIGHT, Candidate, scopes_for
+
+if TYPE_CHECKING:
+    import redis
+
+__all__ = [
+    "DAY",
+    "EPOCH",
+    "MAX_HALF_LIFE_DAYS",
+    "MAX_HALF_LIVES",
+    "MAX_ID_LEN",
+    "MAX_NAME_LEN",
+    "MAX_WEIGHT",
+    "MIN_HALF_LIFE_DAYS",
+    "SHADOW_KEEP",
+    "SHADOW_REASONS",
+    "Decision",
+    "InMemoryScoreStore",
+    "Mute",
+    "NeedsRebuild",
+    "Prior",
+    "RedisScoreStore",
+    "ScoreStore",
+    "Selection",
+    "ShadowEntry",
+    "SqliteScoreStore",
+    "Totals",
+    "beta_cdf",
+    "beta_quantile",
+    "check_half_life",
+    "choose",
+    "decay_factor",
+    "decay_weight",
+    "is_muted",
+    "mean_and_interval",
+    "mutes_for",
+    "posterior",
+    "select",
+    "shrink",
+    "validate_pattern",
+    "validate_repo",
+    "validate_scope",
+]
+
+# --- Limits and validation -----------------------------------------------------------
+
+EPOCH = 1_704_067_200.0  # T0: 2024-01-01T00:00:00Z; fixed forever, the sums depend on it
+DAY = 86_400.0
+MIN_HALF_LIFE_DAYS = 7.0
+MAX_HALF_LIFE_DAYS = 3650.0
+MAX_HALF_LIVES = 960.0  # |t - T0| / H allowed; 2^960 leaves 2^64 headroom below 2^1024
+MAX_NAME_LEN = 200  # patterns, repos, scopes, candidate keys, actors
+MAX_ID_LEN = 256  # signal ids (delivery GUIDs, "reaction:<id>", ...)
+MAX_WEIGHT = 100.0  # one signal's alpha or beta; more is a config typo
+SHADOW_KEEP = 1000  # shadow entries kept per repository (newest)
+
+# Why a candidate went to the shadow log instead of the PR.
+SHADOW_REASONS: frozenset[str] = frozenset({"learned", "muted", "budget", "neighbours"})
+
+
+class NeedsRebuild(RuntimeError):
+    """The stored sums were built with another half-life; ``kaizen memory rebuild``."""
+
+
+def _check_text(what: str, value: object, max_len: int = MAX_NAME_LEN) -> str:
+    """A name that is safe to store and show: non-empty, bounded, no control characters."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, not {type(value).__name__}")
+    if not value or not value.strip():
+        raise ValueError(f"{what} must not be empty")
+    if len(value) > max_len:
+        raise ValueError(f"{what} is {len(value)} characters long; the limit is {max_len}")
+    if value != value.strip():
+        raise ValueError(f"{what} must not start or end with whitespace: {value!r}")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError(f"{what} must not contain control characters: {value!r}")
+    return value
+
+
+def validate_pattern(pattern: object, *, family: bool = False) -> str:
+    """A pattern name (``ruff:B006``); with ``family`` also ``ruff:*`` (a trailing ``*``).
+
+    ``*`` is reserved for families so that a learned pattern can never be mistaken for a
+    mute of many; a bare ``*`` would mute everything, including security, so it is refused.
+    """
+    name = _check_text("pattern", pattern)
+    stem = name[:-1] if family and name.endswith("*") else name
+    if "*" in stem:
+        where = "only at the end, as in 'ruff:*'" if family else "not at all"
+        raise ValueError(f"pattern {name!r}: '*' may appear {where}")
+    if not stem:
+        raise ValueError("pattern '*' would mute every finding; name a family like 'ruff:*'")
+    return name
+
+
+def _check_owner_or_name(what: str, part: str, full: str) -> None:
+    if not part or any(ch.isspace() or ch in "*/" for ch in part):
+        raise ValueError(f"{what} {full!r} is not a valid GitHub name")
+
+
+def validate_repo(repo: object) -> str:
+    """``owner/name``: the org scope is derived from it, so both halves must be there."""
+    name = _check_text("repo", repo)
+    owner, sep, rest = name.partition("/")
+    if not sep:
+        raise ValueError(f"repo must be 'owner/name', not {name!r}")
+    _check_owner_or_name("repo", owner, name)
+    _check_owner_or_name("repo", rest, name)
+    return name
+
+
+def validate_scope(scope: object) -> str:
+    """A scope: ``owner/name`` (repo), ``owner`` (org) or ``*`` (global)."""
+    name = _check_text("scope", scope)
+    if name == GLOBAL_SCOPE:
+        return name
+    if "/" in name:
+        return validate_repo(name)
+    _check_owner_or_name("scope", name, name)
+    return name
+
+
+def _check_number(what: str, value: object, *, low: float = 0.0, high: float = math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} must be a number, not {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or not low <= number <= high:
+        raise ValueError(f"{what} must be a finite number in [{low:g}, {high:g}], not {value!r}")
+    return number
+
+
+def check_half_life(days: float) -> float:
+    """The half-life in days, validated against the float64 window (module docstring)."""
+    return _check_number("half_life_days", days, low=MIN_HALF_LIFE_DAYS, high=MAX_HALF_LIFE_DAYS)
+
+
+# --- Decay (pure) ------------------------------------------------------------------------
+
+
+def _half_lives(at: float, half_life_s: float, what: str) -> float:
+    if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
+        raise ValueError(f"{what} must be a finite unix time, not {at!r}")
+    x = (float(at) - EPOCH) / half_life_s
+    if abs(x) > MAX_HALF_LIVES:
+        span = MAX_HALF_LIVES * half_life_s / DAY / 365.25
+        raise ValueError(
+            f"{what} {at!r} is more than {MAX_HALF_LIVES:g} half-lives from 2024-01-01 "
+            f"(±{span:.1f} years at this half-life); use a longer half-life"
+        )
+    return x
+
+
+def decay_weight(at: float, half_life_s: float) -> float:
+    """``2^((at - T0)/H)``: what one unit of evidence observed at ``at`` adds to the sums."""
+    return math.pow(2.0, _half_lives(at, half_life_s, "signal time"))
+
+
+def decay_factor(now: float, half_life_s: float) -> float:
+    """``2^(-(now - T0)/H)``: turns stored sums into evidence as of ``now``."""
+    return math.pow(2.0, -_half_lives(now, half_life_s, "time"))
+
+
+# --- Records -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mute:
+    """An explicit "stop posting this" from a maintainer; beats learning and severity."""
+
+    scope: str
+    pattern: str  # exact, or a family ending in '*'
+    by: str
+    at: float
+
+
+@dataclass(frozen=True)
+class ShadowEntry:
+    """A candidate that was not posted, kept so held-back findings can be audited."""
+
+    repo: str
+    pattern: str
+    key: str
+    sampled: float
+    reason: str  # one of SHADOW_REASONS
+    at: float
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Plain, undecayed counters for reports: signals seen and their summed weights."""
+
+    n: int = 0
+    alpha: float = 0.0
+    beta: float = 0.0
+
+
+def is_muted(pattern: str, repo: str, mutes: Iterable[Mute]) -> bool:
+    """Whether a mute in the repo's own, its org's or the global scope covers ``pattern``.
+
+    ``ruff:*`` covers every pattern starting with ``ruff:``; anything else must match
+    exactly. Mutes of other repositories or orgs never apply.
+    """
+    scopes = set(scopes_for(repo))
+    for mute in mutes:
+        if mute.scope not in scopes:
+            continue
+        if mute.pattern.endswith("*"):
+            if pattern.startswith(mute.pattern[:-1]):
+                return True
+        elif mute.pattern == pattern:
+            return True
+    return False
+
+
+def _check_shadow(entry: ShadowEntry) -> ShadowEntry:
+    validate_repo(entry.repo)
+    validate_pattern(entry.pattern)
+    _check_text("candidate key", entry.key)
+    _check_number("sampled score", entry.sampled, high=1.0)
+    _check_number("shadow time", entry.at)
+    if entry.reason not in SHADOW_REASONS:
+        raise ValueError(f"shadow reason must be one of {sorted(SHADOW_REASONS)}")
+    return entry
+
+
+# --- The store interface -------------------------------------------------------------------
+
+
+class ScoreStore(Protocol):
+    """Where pattern evidence, mutes and the shadow log live.
+
+    Every method validates its names (``ValueError`` for empty, over-long or malformed
+    patterns and scopes) so that nothing unbounded is ever stored.
+    """
+
+    @property
+    def half_life_days(self) -> float: ...
+
+    def decay_weight(self, at: float) -> float:
+        """``2^((at - T0)/H)`` for this store's half-life (for rebuilding the sums)."""
+        ...
+
+    def apply(
+        self, signal_id: str, repo: str, pattern: str, alpha: float, beta: float, at: float
+    ) -> bool:
+        """Add one signal to the repo, org and global scopes and record its id, atomically
+        and exactly once; ``False`` (and no change) if the id was already applied."""
+        ...
+
+    def counts(self, scope: str, pattern: str, now: float) -> tuple[float, float]:
+        """Decayed (alpha, beta) evidence as of ``now``, without any prior."""
+        ...
+
+    def totals(self, scope: str, pattern: str) -> Totals:
+        """Undecayed counters (signals, summed alpha, summed beta) for reports."""
+        ...
+
+    def patterns(self, scope: str) -> list[str]:
+        """Patterns with any recorded evidence in ``scope``, sorted."""
+        ...
+
+    def applied_count(self) -> int:
+        """How many distinct signal ids have been applied."""
+        ...
+
+    def snapshot(self) -> dict[tuple[str, str], tuple[float, float]]:
+        """Raw (undecayed-basis) sums per (scope, pattern), for rebuild comparisons."""
+        ...
+
+    def replace_all(
+        self,
+        sums: Mapping[tuple[str, str], tuple[float, float]],
+        applied_ids: Iterable[str],
+        *,
+        totals: Mapping[tuple[str, str], Totals] | None = None,
+    ) -> None:
+        """Replace every sum and the applied-id set in one step (rebuild). The report
+        counters are replaced only when ``totals`` is given, otherwise kept."""
+        ...
+
+    def mute(self, scope: str, pattern: str, *, by: str, at: float) -> None: ...
+
+    def unmute(self, scope: str, pattern: str) -> bool:
+        """Remove a mute; ``False`` if there was none."""
+        ...
+
+    def mutes(self, scope: str) -> list[Mute]: ...
+
+    def log_shadow(self, entry: ShadowEntry) -> None: ...
+
+    def shadow(self, repo: str, limit: int = 100) -> list[ShadowEntry]:
+        """The newest shadow entries of ``repo``, newest first (``SHADOW_KEEP`` kept)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def mutes_for(store: ScoreStore, repo: str) -> list[Mute]:
+    """Every mute that can apply to ``repo``: its own, its org's and global ones."""
+    return [
+        m for scope in dict.fromkeys(scopes_for(validate_repo(repo))) for m in store.mutes(scope)
+    ]
+
+
+class _StoreBase:
+    """Validation and decay shared by the stores; subclasses only move numbers."""
+
+    def __init__(self, half_life_days: float) -> None:
+        self.half_life_days = check_half_life(half_life_days)
+        self._half_life_s = self.half_life_days * DAY
+        # Stored next to the sums: sums built with another half-life are meaningless.
+        self._half_life_tag = repr(self._half_life_s)
+
+    def decay_weight(self, at: float) -> float:
+        return decay_weight(at, self._half_life_s)
+
+    def apply(
+        self, signal_id: str, repo: str, pattern: str, alpha: float, beta: float, at: float
+    ) -> bool:
+        sid = _check_text("signal id", signal_id, MAX_ID_LEN)
+        scopes = scopes_for(validate_repo(repo))
+        validate_pattern(pattern)
+        a = _check_number("alpha", alpha, high=MAX_WEIGHT)
+        b = _check_number("beta", beta, high=MAX_WEIGHT)
+        weight = self.decay_weight(at)
+        return self._apply(sid, scopes, pattern, a * weight, b * weight, a, b)
+
+    def counts(self, scope: str, pattern: str, now: float) -> tuple[float, float]:
+        validate_scope(scope)
+        validate_pattern(pattern)
+        factor = decay_factor(now, self._half_life_s)
+        a, b = self._sums(scope, pattern)
+        return (a * factor, b * factor)
+
+    def totals(self, scope: str, pattern: str) -> Totals:
+        validate_scope(scope)
+        validate_pattern(pattern)
+        return self._totals(scope, pattern)
+
+    def patterns(self, scope: str) -> list[str]:
+        return self._patterns(validate_scope(scope))
+
+    def replace_all(
+        self,
+        sums: Mapping[tuple[str, str], tuple[float, float]],
+        applied_ids: Iterable[str],
+        *,
+        totals: Mapping[tuple[str, str], Totals] | None = None,
+    ) -> None:
+        clean: dict[tuple[str, str], tuple[float, float]] = {}
+        for (scope, pattern), (a, b) in sums.items():
+            validate_scope(scope)
+            validate_pattern(pattern)
+            clean[(scope, pattern)] = (
+                _check_number("sum a", a, high=math.inf),
+                _check_number("sum b", b, high=math.inf),
+            )
+        ids = {_check_text("signal id", i, MAX_ID_LEN) for i in applied_ids}
+        clean_totals: dict[tuple[str, str], Totals] | None = None
+        if totals is not None:
+            clean_totals = {}
+            for (scope, pattern), t in totals.items():
+                validate_scope(scope)
+                validate_pattern(pattern)
+                clean_totals[(scope, pattern)] = Totals(
+                    int(_check_number("n", t.n)),
+                    _check_number("total alpha", t.alpha),
+                    _check_number("total beta", t.beta),
+                )
+        self._replace_all(clean, sorted(ids), clean_totals)
+
+    def mute(self, scope: str, pattern: str, *, by: str, at: float) -> None:
+        mute = Mute(
+            validate_scope(scope),
+            validate_pattern(pattern, family=True),
+            _check_text("muted by", by),
+            _check_number("mute time", at),
+        )
+        self._mute(mute)
+
+    def unmute(self, scope: str, pattern: str) -> bool:
+        return self._unmute(validate_scope(scope), validate_pattern(pattern, family=True))
+
+    def mutes(self, scope: str) -> list[Mute]:
+        return sorted(self._mutes(validate_scope(scope)), key=lambda m: m.pattern)
+
+    def log_shadow(self, entry: ShadowEntry) -> None:
+        self._log_shadow(_check_shadow(entry))
+
+    def shadow(self, repo: str, limit: int = 100) -> list[ShadowEntry]:
+        validate_repo(repo)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be a non-negative integer, not {limit!r}")
+        return self._shadow(repo, min(limit, SHADOW_KEEP)) if limit else []
+
+    # Implemented by each store; arguments are already validated.
+    def _apply(
+        self,
+        signal_id: str,
+        scopes: tuple[str, str, str],
+        pattern: str,
+        da: float,
+        db: float,
+        alpha: float,
+        beta: float,
+    ) -> bool:
+        raise NotImplementedError
+
+    def _sums(self, scope: str, pattern: str) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def _totals(self, scope: str, pattern: str) -> Totals:
+        raise NotImplementedError
+
+    def _patterns(self, scope: str) -> list[str]:
+        raise NotImplementedError
+
+    def _replace_all(
+        self,
+        sums: dict[tuple[str, str], tuple[float, float]],
+        applied_ids: list[str],
+        totals: dict[tuple[str, str], Totals] | None,
+    ) -> None:
+        raise NotImplementedError
+
+    def _mute(self, mute: Mute) -> None:
+        raise NotImplementedError
+
+    def _unmute(self, scope: str, pattern: str) -> bool:
+        raise NotImplementedError
+
+    def _mutes(self, scope: str) -> list[Mute]:
+        raise NotImplementedError
+
+    def _log_shadow(self, entry: ShadowEntry) -> None:
+        raise NotImplementedError
+
+    def _shadow(self, repo: str, limit: int) -> list[ShadowEntry]:
+        raise NotImplementedError
+
+
+# --- In memory -------------------------------------------------------------------------------
+
+
+class InMemoryScoreStore(_StoreBase):
+    """One process's store (simulations, tests, single-process runs); thread-safe."""
+
+    def __init__(self, half_life_days: float) -> None:
+        super().__init__(half_life_days)
+        self._lock = threading.Lock()
+        self._sum: dict[tuple[str, str], tuple[float, float]] = {}
+        self._tot: dict[tuple[str, str], Totals] = {}
+        self._applied: set[str] = set()
+        self._mute_map: dict[tuple[str, str], Mute] = {}
+        self._shadow_log: dict[str, deque[ShadowEntry]] = {}
+
+    def _apply(
+        self,
+        signal_id: str,
+        scopes: tuple[str, str, str],
+        pattern: str,
+        da: float,
+        db: float,
+        alpha: float,
+        beta: float,
+    ) -> bool:
+        with self._lock:
+            if signal_id in self._applied:
+                return False
+            self._applied.add(signal_id)
+            for scope in scopes:
+                key = (scope, pattern)
+                a, b = self._sum.get(key, (0.0, 0.0))
+                self._sum[key] = (a + da, b + db)
+                t = self._tot.get(key, Totals())
+                self._tot[key] = Totals(t.n + 1, t.alpha + alpha, t.beta + beta)
+            return True
+
+    def _sums(self, scope: str, pattern: str) -> tuple[float, float]:
+        with self._lock:
+            return self._sum.get((scope, pattern), (0.0, 0.0))
+
+    def _totals(self, scope: str, pattern: str) -> Totals:
+        with self._lock:
+            return self._tot.get((scope, pattern), Totals())
+
+    def _patterns(self, scope: str) -> list[str]:
+        with self._lock:
+            return sorted(
+                {p for s, p in self._sum if s == scope} | {p for s, p in self._tot if s == scope}
+            )
+
+    def applied_count(self) -> int:
+        with self._lock:
+            return len(self._applied)
+
+    def snapshot(self) -> dict[tuple[str, str], tuple[float, float]]:
+        with self._lock:
+            return dict(self._sum)
+
+    def _replace_all(
+        self,
+        sums: dict[tuple[str, str], tuple[float, float]],
+        applied_ids: list[str],
+        totals: dict[tuple[str, str], Totals] | None,
+    ) -> None:
+        with self._lock:
+            self._sum = dict(sums)
+            self._applied = set(applied_ids)
+            if totals is not None:
+                self._tot = dict(totals)
+
+    def _mute(self, mute: Mute) -> None:
+        with self._lock:
+            self._mute_map[(mute.scope, mute.pattern)] = mute
+
+    def _unmute(self, scope: str, pattern: str) -> bool:
+        with self._lock:
+            return self._mute_map.pop((scope, pattern), None) is not None
+
+    def _mutes(self, scope: str) -> list[Mute]:
+        with self._lock:
+            return [m for (s, _), m in self._mute_map.items() if s == scope]
+
+    def _log_shadow(self, entry: ShadowEntry) -> None:
+        with self._lock:
+            self._shadow_log.setdefault(entry.repo, deque(maxlen=SHADOW_KEEP)).append(entry)
+
+    def _shadow(self, repo: str, limit: int) -> list[ShadowEntry]:
+        with self._lock:
+            log = self._shadow_log.get(repo, deque())
+            return list(reversed(log))[:limit]
+
+    def close(self) -> None:
+        """Nothing to release; here so every store can be closed the same way."""
+
+
+# --- SQLite ----------------------------------------------------------------------------------
+
+_SQLITE_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sums (scope TEXT NOT NULL, pattern TEXT NOT NULL,"
+    " a REAL NOT NULL, b REAL NOT NULL, PRIMARY KEY (scope, pattern)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS totals (scope TEXT NOT NULL, pattern TEXT NOT NULL,"
+    " n INTEGER NOT NULL, a REAL NOT NULL, b REAL NOT NULL,"
+    " PRIMARY KEY (scope, pattern)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS applied (id TEXT PRIMARY KEY) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS mutes (scope TEXT NOT NULL, pattern TEXT NOT NULL,"
+    " by TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (scope, pattern)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS shadow (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " repo TEXT NOT NULL, pattern TEXT NOT NULL, key TEXT NOT NULL, sampled REAL NOT NULL,"
+    " reason TEXT NOT NULL, at REAL NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS shadow_by_repo ON shadow (repo, id)",
+)
+_SQL_ADD_SUMS = (
+    "INSERT INTO sums (scope, pattern, a, b) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (scope, pattern) DO UPDATE SET a = a + excluded.a, b = b + excluded.b"
+)
+_SQL_ADD_TOTALS = (
+    "INSERT INTO totals (scope, pattern, n, a, b) VALUES (?, ?, 1, ?, ?)"
+    " ON CONFLICT (scope, pattern) DO UPDATE"
+    " SET n = n + 1, a = a + excluded.a, b = b + excluded.b"
+)
+_SQL_TRIM_SHADOW = (
+    "DELETE FROM shadow WHERE repo = ? AND id <= ("
+    "SELECT id FROM shadow WHERE repo = ? ORDER BY id DESC LIMIT 1 OFFSET ?)"
+)
+
+
+class SqliteScoreStore(_StoreBase):
+    """One machine, many processes: WAL, and each signal in one ``BEGIN IMMEDIATE``.
+
+    The write lock is taken before the signal id is inserted, so the id check and the
+    ``a = a + ?`` updates commit together or not at all, whichever process gets there
+    first; the others wait (``busy_timeout_s``) instead of failing.
+    """
+
+    def __init__(self, path: Path, half_life_days: float, *, busy_timeout_s: float = 30.0) -> None:
+        super().__init__(half_life_days)
+        self.path = Path(path)
+        self._busy_timeout_s = busy_timeout_s
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._db: sqlite3.Connection | None = None
+        self._stale_tag: str | None = None  # the other half-life the sums were built with
+        self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(
+            self.path,
+            timeout=self._busy_timeout_s,
+            isolation_level=None,  # we issue BEGIN ourselves
+            check_same_thread=False,  # guarded by self._lock
+        )
+        db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SQLITE_SCHEMA:
+                db.execute(statement)
+            self._stale_tag = self._check_half_life(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            db.close()
+            raise
+        self._db = db
+        self._pid = os.getpid()
+        return db
+
+    def _conn(self) -> sqlite3.Connection:
+        # A connection must not cross fork(); the child opens its own.
+        if self._db is None or self._pid != os.getpid():
+            self._db = None
+            return self._connect()
+        return self._db
+
+    def _check_half_life(self, db: sqlite3.Connection) -> str | None:
+        """Adopt this half-life if nothing was applied yet; otherwise report a mismatch."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'half_life_s'").fetchone()
+        if row is not None and row[0] == self._half_life_tag:
+            return None
+        if row is not None and db.execute("SELECT 1 FROM applied LIMIT 1").fetchone():
+            return str(row[0])
+        db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('half_life_s', ?)",
+            (self._half_life_tag,),
+        )
+        return None
+
+    def _stale_error(self, tag: str) -> NeedsRebuild:
+        days = float(tag) / DAY
+        return NeedsRebuild(
+            f"scores in {self.path} were built with a half-life of {days:g} days, not "
+            f"{self.half_life_days:g}; run `kaizen memory rebuild`"
+        )
+
+    def _apply(
+        self,
+        signal_id: str,
+        scopes: tuple[str, str, str],
+        pattern: str,
+        da: float,
+        db: float,
+        alpha: float,
+        beta: float,
+    ) -> bool:
+        with self._lock:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                stale = self._check_half_life(conn)
+                if stale is not None:
+                    raise self._stale_error(stale)
+                cur = conn.execute("INSERT OR IGNORE INTO applied (id) VALUES (?)", (signal_id,))
+                if cur.rowcount == 0:
+                    conn.execute("ROLLBACK")
+                    return False
+                conn.executemany(_SQL_ADD_SUMS, [(s, pattern, da, db) for s in scopes])
+                conn.executemany(_SQL_ADD_TOTALS, [(s, pattern, alpha, beta) for s in scopes])
+                conn.execute("COMMIT")
+                return True
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        with self._lock:
+            return self._conn().execute(sql, args).fetchall()
+
+    def _sums(self, scope: str, pattern: str) -> tuple[float, float]:
+        if self._stale_tag is not None:
+            raise self._stale_error(self._stale_tag)
+        rows = self._read("SELECT a, b FROM sums WHERE scope = ? AND pattern = ?", (scope, pattern))
+        return (float(rows[0][0]), float(rows[0][1])) if rows else (0.0, 0.0)
+
+    def _totals(self, scope: str, pattern: str) -> Totals:
+        rows = self._read(
+            "SELECT n, a, b FROM totals WHERE scope = ? AND pattern = ?", (scope, pattern)
+        )
+        return Totals(int(rows[0][0]), float(rows[0][1]), float(rows[0][2])) if rows else Totals()
+
+    def _patterns(self, scope: str) -> list[str]:
+        rows = self._read(
+            "SELECT pattern FROM sums WHERE scope = ? UNION SELECT pattern FROM totals"
+            " WHERE scope = ? ORDER BY 1",
+            (scope, scope),
+        )
+        return [str(r[0]) for r in rows]
+
+    def applied_count(self) -> int:
+        return int(self._read("SELECT COUNT(*) FROM applied")[0][0])
+
+    def snapshot(self) -> dict[tuple[str, str], tuple[float, float]]:
+        rows = self._read("SELECT scope, pattern, a, b FROM sums")
+        return {(str(s), str(p)): (float(a), float(b)) for s, p, a, b in rows}
+
+    def _replace_all(
+        self,
+        sums: dict[tuple[str, str], tuple[float, float]],
+        applied_ids: list[str],
+        totals: dict[tuple[str, str], Totals] | None,
+    ) -> None:
+        with self._lock:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM sums")
+                conn.executemany(
+                    "INSERT INTO sums (scope, pattern, a, b) VALUES (?, ?, ?, ?)",
+                    [(s, p, a, b) for (s, p), (a, b) in sums.items()],
+                )
+                conn.execute("DELETE FROM applied")
+                conn.executemany("INSERT INTO applied (id) VALUES (?)", [(i,) for i in applied_ids])
+                if totals is not None:
+                    conn.execute("DELETE FROM totals")
+                    conn.executemany(
+                        "INSERT INTO totals (scope, pattern, n, a, b) VALUES (?, ?, ?, ?, ?)",
+                        [(s, p, t.n, t.alpha, t.beta) for (s, p), t in totals.items()],
+                    )
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('half_life_s', ?)",
+                    (self._half_life_tag,),
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            self._stale_tag = None
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> int:
+        with self._lock:
+            return self._conn().execute(sql, args).rowcount
+
+    def _mute(self, mute: Mute) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO mutes (scope, pattern, by, at) VALUES (?, ?, ?, ?)",
+            (mute.scope, mute.pattern, mute.by, mute.at),
+        )
+
+    def _unmute(self, scope: str, pattern: str) -> bool:
+        return (
+            self._write("DELETE FROM mutes WHERE scope = ? AND pattern = ?", (scope, pattern)) > 0
+        )
+
+    def _mutes(self, scope: str) -> list[Mute]:
+        rows = self._read("SELECT scope, pattern, by, at FROM mutes WHERE scope = ?", (scope,))
+        return [Mute(str(s), str(p), str(b), float(a)) for s, p, b, a in rows]
+
+    def _log_shadow(self, entry: ShadowEntry) -> None:
+        with self._lock:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(
+                    "INSERT INTO shadow (repo, pattern, key, sampled, reason, at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (entry.repo, entry.pattern, entry.key, entry.sampled, entry.reason, entry.at),
+                )
+                conn.execute(_SQL_TRIM_SHADOW, (entry.repo, entry.repo, SHADOW_KEEP))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _shadow(self, repo: str, limit: int) -> list[ShadowEntry]:
+        rows = self._read(
+            "SELECT repo, pattern, key, sampled, reason, at FROM shadow WHERE repo = ?"
+            " ORDER BY id DESC LIMIT ?",
+            (repo, limit),
+        )
+        return [
+            ShadowEntry(str(r), str(p), str(k), float(s), str(why), float(at))
+            for r, p, k, s, why, at in rows
+        ]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None and self._pid == os.getpid():
+                self._db.close()
+            self._db = None
+
+
+def _text(value: bytes | str) -> str:
+    """Redis replies as text (the client decodes; this keeps the types honest)."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+# --- Redis -------------------------------------------------------------------------------------
+
+# Sums are added in Lua doubles and written back with %.17g (exact round trip), rather than
+# with HINCRBYFLOAT: that one stores long doubles as fixed-point text with 17 decimals, so
+# small sums (signals before T0) would lose their digits and Redis would drift from the
+# SQLite and in-memory stores. The script runs atomically, so the read-add-write is safe.
+_REDIS_APPLY = """
+local h = redis.call('HGET', KEYS[2], 'half_life_s')
+if h ~= ARGV[2] then
+  if h and redis.call('SCARD', KEYS[1]) > 0 then return {-1, h} end
+  redis.call('HSET', KEYS[2], 'half_life_s', ARGV[2])
+end
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return {0, ''} end
+local p = ARGV[3]
+local function add(key, fld, delta)
+  local v = tonumber(redis.call('HGET', key, fld) or '0') + delta
+  redis.call('HSET', key, fld, string.format('%.17g', v))
+end
+local da, db = tonumber(ARGV[4]), tonumber(ARGV[5])
+local al, be = tonumber(ARGV[6]), tonumber(ARGV[7])
+for i = 1, (#KEYS - 3) / 2 do
+  local sums, totals = KEYS[2 + 2 * i], KEYS[3 + 2 * i]
+  add(sums, 'a:' .. p, da)
+  add(sums, 'b:' .. p, db)
+  redis.call('HINCRBY', totals, 'n:' .. p, 1)
+  add(totals, 'a:' .. p, al)
+  add(totals, 'b:' .. p, be)
+  redis.call('SADD', KEYS[3], ARGV[7 + i])
+end
+return {1, ''}
+"""
+
+_REDIS_SHADOW = """
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+return 1
+"""
+
+
+class RedisScoreStore(_StoreBase):
+    """Many machines: one ``EVAL`` per signal adds the id to the applied set and the
+    evidence to every scope, so a redelivered signal counts once on whichever worker.
+
+    All keys share the hash tag ``{prefix}`` so the scripts also work on Redis Cluster.
+    """
+
+    def __init__(self, url: str, half_life_days: float, prefix: str = "kaizen") -> None:
+        super().__init__(half_life_days)
+        import redis  # deferred: a store that is never built needs no Redis client
+
+        if not prefix or any(ch in prefix for ch in "{}") or prefix != prefix.strip():
+            raise ValueError(f"prefix must be a plain non-empty name, not {prefix!r}")
+        self._r: redis.Redis = redis.Redis.from_url(url, decode_responses=True)
+        self._k = f"{{{prefix}}}"
+        self._apply_script = self._r.register_script(_REDIS_APPLY)
+        self._shadow_script = self._r.register_script(_REDIS_SHADOW)
+        stored = self._r.hget(self._key("meta"), "half_life_s")
+        self._stale_tag: str | None = None
+        if stored is not None and stored != self._half_life_tag:
+            if self._r.scard(self._key("applied")):
+                self._stale_tag = str(stored)
+            else:
+                self._r.hset(self._key("meta"), "half_life_s", self._half_life_tag)
+
+    def _key(self, *parts: str) -> str:
+        return ":".join((self._k, *parts))
+
+    def _stale_error(self, tag: str) -> NeedsRebuild:
+        days = float(tag) / DAY
+        return NeedsRebuild(
+            f"scores under {self._k} were built with a half-life of {days:g} days, not "
+            f"{self.half_life_days:g}; run `kaizen memory rebuild`"
+        )
+
+    def _apply(
+        self,
+        signal_id: str,
+        scopes: tuple[str, str, str],
+        pattern: str,
+        da: float,
+        db: float,
+        alpha: float,
+        beta: float,
+    ) -> bool:
+        keys = [self._key("applied"), self._key("meta"), self._key("scopes")]
+        for scope in scopes:
+            keys += [self._key("sums", scope), self._key("totals", scope)]
+        args = [signal_id, self._half_life_tag, pattern, repr(da), repr(db)]
+        args += [repr(alpha), repr(beta), *scopes]
+        status, tag = self._apply_script(keys=keys, args=args)
+        if int(status) < 0:
+            raise self._stale_error(str(tag))
+        return int(status) == 1
+
+    def _sums(self, scope: str, pattern: str) -> tuple[float, float]:
+        if self._stale_tag is not None:
+            raise self._stale_error(self._stale_tag)
+        a, b = self._r.hmget(self._key("sums", scope), [f"a:{pattern}", f"b:{pattern}"])
+        return (float(a or 0.0), float(b or 0.0))
+
+    def _totals(self, scope: str, pattern: str) -> Totals:
+        fields = [f"n:{pattern}", f"a:{pattern}", f"b:{pattern}"]
+        n, a, b = self._r.hmget(self._key("totals", scope), fields)
+        return Totals(int(n or 0), float(a or 0.0), float(b or 0.0))
+
+    def _patterns(self, scope: str) -> list[str]:
+        fields = {_text(f) for f in self._r.hkeys(self._key("sums", scope))}
+        fields |= {_text(f) for f in self._r.hkeys(self._key("totals", scope))}
+        return sorted({f[2:] for f in fields})
+
+    def applied_count(self) -> int:
+        return int(self._r.scard(self._key("applied")))
+
+    def snapshot(self) -> dict[tuple[str, str], tuple[float, float]]:
+        out: dict[tuple[str, str], list[float]] = {}
+        for scope in sorted(_text(s) for s in self._r.smembers(self._key("scopes"))):
+            for raw_field, value in self._r.hgetall(self._key("sums", scope)).items():
+                fld = _text(raw_field)
+                pair = out.setdefault((scope, fld[2:]), [0.0, 0.0])
+                pair[0 if fld.startswith("a:") else 1] = float(value)
+        return {key: (a, b) for key, (a, b) in out.items()}
+
+    def _replace_all(
+        self,
+        sums: dict[tuple[str, str], tuple[float, float]],
+        applied_ids: list[str],
+        totals: dict[tuple[str, str], Totals] | None,
+    ) -> None:
+        new_sums: dict[str, dict[Any, Any]] = {}
+        for (scope, pattern), (a, b) in sums.items():
+            new_sums.setdefault(scope, {}).update(
+                {f"a:{pattern}": repr(a), f"b:{pattern}": repr(b)}
+            )
+        new_totals: dict[str, dict[Any, Any]] = {}
+        for (scope, pattern), t in (totals or {}).items():
+            new_totals.setdefault(scope, {}).update(
+                {
+                    f"n:{pattern}": str(t.n),
+                    f"a:{pattern}": repr(t.alpha),
+                    f"b:{pattern}": repr(t.beta),
+                }
+            )
+        scopes_key, applied_key = self._key("scopes"), self._key("applied")
+
+        def swap(pipe: redis.client.Pipeline) -> None:
+            old_scopes = {_text(s) for s in pipe.smembers(scopes_key)}
+            kept = old_scopes if totals is None else set()
+            pipe.multi()
+            for scope in old_scopes:
+                pipe.delete(self._key("sums", scope))
+                if totals is not None:
+                    pipe.delete(self._key("totals", scope))
+            for scope, mapping in new_sums.items():
+                pipe.hset(self._key("sums", scope), mapping=mapping)
+            for scope, mapping in new_totals.items():
+                pipe.hset(self._key("totals", scope), mapping=mapping)
+            pipe.delete(applied_key, scopes_key)
+            for start in range(0, len(applied_ids), 10_000):
+                pipe.sadd(applied_key, *applied_ids[start : start + 10_000])
+            all_scopes = kept | set(new_sums) | set(new_totals)
+            if all_scopes:
+                pipe.sadd(scopes_key, *sorted(all_scopes))
+            pipe.hset(self._key("meta"), "half_life_s", self._half_life_tag)
+
+        # WATCH the scope set: if a signal opens a new scope meanwhile, its hash would be
+        # left behind, so the swap starts over.
+        self._r.transaction(swap, scopes_key)
+        self._stale_tag = None
+
+    def _mute(self, mute: Mute) -> None:
+        value = json.dumps({"by": mute.by, "at": mute.at})
+        self._r.hset(self._key("mutes", mute.scope), mute.pattern, value)
+
+    def _unmute(self, scope: str, pattern: str) -> bool:
+        return bool(self._r.hdel(self._key("mutes", scope), pattern))
+
+    def _mutes(self, scope: str) -> list[Mute]:
+        out = []
+        for pattern, value in self._r.hgetall(self._key("mutes", scope)).items():
+            data = json.loads(value)
+            out.append(Mute(scope, _text(pattern), str(data["by"]), float(data["at"])))
+        return out
+
+    def _log_shadow(self, entry: ShadowEntry) -> None:
+        value = json.dumps(
+            {
+                "pattern": entry.pattern,
+                "key": entry.key,
+                "sampled": entry.sampled,
+                "reason": entry.reason,
+                "at": entry.at,
+            }
+        )
+        self._shadow_script(keys=[self._key("shadow", entry.repo)], args=[value, SHADOW_KEEP])
+
+    def _shadow(self, repo: str, limit: int) -> list[ShadowEntry]:
+        out = []
+        for value in self._r.lrange(self._key("shadow", repo), 0, limit - 1):
+            d = json.loads(value)
+            out.append(
+                ShadowEntry(
+                    repo,
+                    str(d["pattern"]),
+                    str(d["key"]),
+                    float(d["sampled"]),
+                    str(d["reason"]),
+                    float(d["at"]),
+                )
+            )
+        return out
+
+    def close(self) -> None:
+        self._r.close()
+
+
+# --- Beta distribution (pure) ------------------------------------------------------------------
+
+
+def _check_shape(a: float, b: float) -> None:
+    if not (math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0):
+        raise ValueError(f"Beta parameters must be finite and > 0, not ({a!r}, {b!r})")
+
+
+def _beta_cf(a: float, b: float, x: float) -> float:
+    """Continued fraction for the incomplete beta function (modified Lentz)."""
+    tiny, eps = 1e-300, 1e-15
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    # Converges in O(sqrt(max(a, b))) steps on this side of the mean.
+    for m in range(1, 1000 + int(10 * math.sqrt(max(a, b)))):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < eps:
+            break
+    return h
+
+
+def _log_beta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def beta_cdf(x: float, a: float, b: float) -> float:
+    """P(θ ≤ x) for θ ~ Beta(a, b): the regularized incomplete beta function I_x(a, b).
+
+    Written out (Numerical Recipes' continued fraction) because scipy is not a
+    dependency; accurate to ~1e-14, which is far finer than any decision needs.
+    """
+    _check_shape(a, b)
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - _log_beta(a, b))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_cf(a, b, x) / a
+    return 1.0 - front * _beta_cf(b, a, 1.0 - x) / b
+
+
+def beta_quantile(p: float, a: float, b: float) -> float:
+    """The x with I_x(a, b) = p: Newton steps, falling back to bisection when they leave
+    the bracket, so it converges for every shape (including a or b below 1)."""
+    _check_shape(a, b)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"probability must be in [0, 1], not {p!r}")
+    if p == 0.0:
+        return 0.0
+    if p == 1.0:
+        return 1.0
+    log_norm = -_log_beta(a, b)
+    lo, hi = 0.0, 1.0
+    x = a / (a + b)
+    for _ in range(400):
+        f = beta_cdf(x, a, b) - p
+        if f == 0.0:
+            return x
+        if f < 0.0:
+            lo = x
+        else:
+            hi = x
+        log_pdf = log_norm + (a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x)
+        nxt = x - f / math.exp(log_pdf) if log_pdf < 700.0 else math.nan
+        if not lo < nxt < hi:
+            # Shrink towards zero geometrically so tiny quantiles are reached quickly.
+            nxt = hi / 16.0 if lo == 0.0 else (lo + hi) / 2.0
+        if not 0.0 < nxt < 1.0:
+            return min(max(nxt, 0.0), 1.0)  # closer to 0 or 1 than a float can tell
+        if abs(nxt - x) <= 1e-13 * x or hi - lo <= 1e-15 * hi:
+            return nxt
+        x = nxt
+    return x
+
+
+def mean_and_interval(a: float, b: float, level: float = 0.9) -> tuple[float, float, float]:
+    """(mean, low, high) of Beta(a, b) with an equal-tailed ``level`` credible interval,
+    for reports like "accepted 72 % (58-84 %)"."""
+    _check_shape(a, b)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), not {level!r}")
+    tail = (1.0 - level) / 2.0
+    return (a / (a + b), beta_quantile(tail, a, b), beta_quantile(1.0 - tail, a, b))
+
+
+# --- Posterior (pure, plus one function that reads the store) ----------------------------------
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The global prior Beta(alpha, beta), and how many signals' worth of weight each
+    level's estimate lends the level below it (``strength``)."""
+
+    alpha: float = 1.0
+    beta: float = 1.0
+    strength: float = 4.0
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "beta", "strength"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise ValueError(f"Prior.{name} must be a finite number > 0, not {value!r}")
+
+
+def shrink(
+    repo_counts: tuple[float, float],
+    org_counts: tuple[float, float],
+    global_counts: tuple[float, float],
+    prior: Prior = Prior(),
+) -> tuple[float, float]:
+    """The repo's Beta posterior from the decayed evidence of the three levels.
+
+    global = prior + global counts; org = org counts + strength * global mean; repo = repo
+    counts + strength * org mean. A repo with no data thus has exactly the org's mean, an
+    org with none the global one, and a repo's own evidence dominates once it holds more
+    than ``strength`` signals' worth — a new repository starts from its team's taste.
+    """
+    ga, gb = prior.alpha + global_counts[0], prior.beta + global_counts[1]
+    global_mean = ga / (ga + gb)
+    oa = org_counts[0] + prior.strength * global_mean
+    ob = org_counts[1] + prior.strength * (1.0 - global_mean)
+    org_mean = oa / (oa + ob)
+    return (
+        repo_counts[0] + prior.strength * org_mean,
+        repo_counts[1] + prior.strength * (1.0 - org_mean),
+    )
+
+
+def posterior(
+    store: ScoreStore,
+    repo: str,
+    pattern: str,
+    now: float,
+    prior: Prior = Prior(),
+) -> tuple[float, float]:
+    """The Beta(a, b) posterior of ``pattern`` in ``repo`` as of ``now`` (see :func:`shrink`)."""
+    repo_scope, org_scope, global_scope = scopes_for(validate_repo(repo))
+    return shrink(
+        store.counts(repo_scope, pattern, now),
+        store.counts(org_scope, pattern, now),
+        store.counts(global_scope, pattern, now),
+        prior,
+    )
+
+
+# --- Selection ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One candidate's fate: its Thompson sample θ, ranking score θ * severity weight, and
+    why (posted: "security", "selected"; suppressed: "muted", "learned", "neighbours",
+    "budget")."""
+
+    candidate: Candidate
+    sampled: float
+    score: float
+    reason: str
+
+
+@dataclass
+class Selection:
+    posted: list[Decision] = field(default_factory=list)
+    suppressed: list[Decision] = field(default_factory=list)
+
+    def shadow_entries(self, at: float) -> list[ShadowEntry]:
+        """The suppressed decisions as shadow-log entries (with their sampled scores)."""
+        return [
+            ShadowEntry(
+                d.candidate.repo, d.candidate.pattern, d.candidate.key, d.sampled, d.reason, at
+            )
+            for d in self.suppressed
+        ]
+
+
+def _check_candidates(candidates: Sequence[Candidate]) -> None:
+    seen: set[str] = set()
+    for c in candidates:
+        _check_text("candidate key", c.key)
+        if c.key in seen:
+            raise ValueError(f"candidate key {c.key!r} appears twice; keys are unique per PR")
+        seen.add(c.key)
+        validate_repo(c.repo)
+        validate_pattern(c.pattern)
+        if c.severity not in SEVERITY_WEIGHT:
+            raise ValueError(
+                f"candidate {c.key!r}: unknown severity {c.severity!r};"
+                f" use one of {', '.join(SEVERITY_WEIGHT)}"
+            )
+        _check_number("neighbour_accepts", c.neighbour_accepts)
+        _check_number("neighbour_rejects", c.neighbour_rejects)
+
+
+def choose(
+    candidates: Sequence[Candidate],
+    posteriors: Mapping[tuple[str, str], tuple[float, float]],
+    *,
+    rng: random.Random,
+    budget: int,
+    threshold: float = 0.5,
+    mutes: Sequence[Mute] = (),
+    neighbour_weight: float = 1.0,
+    min_neighbours: int = 3,
+) -> Selection:
+    """Pure selection given each (repo, pattern)'s posterior; see :func:`select`.
+
+    θ is drawn by inverting the Beta CDF at one uniform ``u`` per candidate (drawn in the
+    order given, so a seeded ``rng`` gives the same decisions). The same ``u`` evaluated
+    without the neighbour evidence tells whether the neighbours flipped the decision.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise ValueError(f"budget must be a non-negative integer, not {budget!r}")
+    _check_number("threshold", threshold, high=1.0)
+    _check_number("neighbour_weight", neighbour_weight)
+    if (
+        isinstance(min_neighbours, bool)
+        or not isinstance(min_neighbours, int)
+        or min_neighbours < 0
+    ):
+        raise ValueError(f"min_neighbours must be a non-negative integer, not {min_neighbours!r}")
+    _check_candidates(candidates)
+
+    selection = Selection()
+    ranked: list[tuple[float, int, Decision]] = []
+    order = {c.key: index for index, c in enumerate(candidates)}
+    for index, c in enumerate(candidates):
+        a, b = posteriors[(c.repo, c.pattern)]
+        u = rng.random()
+        votes = c.neighbour_accepts + c.neighbour_rejects
+        use_votes = neighbour_weight > 0 and votes > 0 and votes >= min_neighbours
+        na, nb = a, b
+        if use_votes:
+            na += neighbour_weight * c.neighbour_accepts
+            nb += neighbour_weight * c.neighbour_rejects
+        theta = beta_quantile(u, na, nb)
+        score = theta * SEVERITY_WEIGHT[c.severity]
+        if is_muted(c.pattern, c.repo, mutes):
+            selection.suppressed.append(Decision(c, theta, score, "muted"))
+        elif c.severity == "security":
+            selection.posted.append(Decision(c, theta, score, "security"))
+        elif theta < threshold:
+            flipped = use_votes and beta_quantile(u, a, b) >= threshold
+            reason = "neighbours" if flipped else "learned"
+            selection.suppressed.append(Decision(c, theta, score, reason))
+        else:
+            ranked.append((score, index, Decision(c, theta, score, "selected")))
+
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    for position, (_, _, decision) in enumerate(ranked):
+        if position < budget:
+            selection.posted.append(decision)
+        else:
+            c, theta, score = decision.candidate, decision.sampled, decision.score
+            selection.suppressed.append(Decision(c, theta, score, "budget"))
+    selection.suppressed.sort(key=lambda d: order[d.candidate.key])
+    return selection
+
+
+def select(
+    candidates: Sequence[Candidate],
+    *,
+    store: ScoreStore,
+    now: float,
+    rng: random.Random,
+    budget: int,
+    threshold: float = 0.5,
+    prior: Prior = Prior(),
+    mutes: Sequence[Mute] = (),
+    neighbour_weight: float = 1.0,
+    min_neighbours: int = 3,
+) -> Selection:
+    """Choose which candidates to post on one PR by Thompson sampling.
+
+    - muted (repo, org or global mute; exact or family) → suppressed "muted", even
+      security: a maintainer's explicit word is final;
+    - severity "security" → posted, whatever was learned and outside the budget: a team
+      that dislikes secret warnings must still hear about a leaked key;
+    - otherwise θ ~ Beta(posterior + neighbour votes). Votes (``neighbour_weight`` *
+      similar past accepts/rejects in this repo) count only when there are at least
+      ``min_neighbours`` of them: near several rejected comments → held back, near several
+      accepted → favoured, too few → the pattern score decides;
+    - θ < ``threshold`` → suppressed "learned" (or "neighbours" if the votes flipped it);
+    - the rest ranked by θ * severity weight; the top ``budget`` are posted, the others
+      suppressed "budget".
+
+    Sampling rather than thresholding the mean keeps exploring: a pattern with little
+    evidence is sometimes shown, so it can earn its way back.
+    """
+    _check_candidates(candidates)
+    posteriors: dict[tuple[str, str], tuple[float, float]] = {}
+    for c in candidates:
+        key = (c.repo, c.pattern)
+        if key not in posteriors:
+            posteriors[key] = posterior(store, c.repo, c.pattern, now, prior)
+    return choose(
+        candidates,
+        posteriors,
+        rng=rng,
+        budget=budget,
+        threshold=threshold,
+        mutes=mutes,
+        neighbour_weight=neighbour_weight,
+        min_neighbours=min_neighbours,
+    )

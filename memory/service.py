@@ -1,0 +1,215 @@
+"""Kaizen's memory as one object: experiences, pattern scores, feedback and trajectories.
+
+Callers (the review and fix agents, the feedback task, the CLI) talk to ``Memory``; it
+keeps the parts consistent:
+
+- a signal is written to its experience first (Qdrant, idempotent by signal id) and then
+  to the pattern scores (atomic, exactly once); if the experience store is unreachable the
+  signal is parked and applied by the next sweep, so nothing is lost and nothing doubles;
+- scores can always be rebuilt from the signals kept on the experiences.
+
+Embedded Qdrant can be opened by one process only, so the experience store is opened
+lazily: commands that only touch scores or trajectories never take the lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.experiences import ExperienceStore
+from memory.feedback import DEFAULT_TABLE, Effect, combine, effect_of
+from memory.pending import PendingSignals
+from memory.scores import ScoreStore
+from memory.trajectories import TrajectoryStore
+from memory.types import Experience, Outcome, Signal, scopes_for
+
+log = logging.getLogger(__name__)
+
+# The final reward an outcome gives the LLM calls that produced the comment or fix.
+OUTCOME_REWARD: Mapping[str, float] = {
+    Outcome.ACCEPTED: 1.0,
+    Outcome.ADDRESSED: 0.8,
+    Outcome.PARTLY: 0.5,
+    Outcome.IGNORED: -0.3,
+    Outcome.DISMISSED: -0.5,
+    Outcome.REJECTED: -1.0,
+}
+
+
+class UnknownExperience(LookupError):
+    """A signal for a finding Kaizen has no record of."""
+
+
+@dataclass
+class ApplyResult:
+    status: str  # applied | duplicate | pending
+    outcome: str | None = None
+
+
+@dataclass
+class RebuildReport:
+    patterns: int
+    signals: int
+    unchanged: bool
+    max_difference: float
+    differences: list[str] = field(default_factory=list)
+
+
+class Memory:
+    def __init__(
+        self,
+        *,
+        scores: ScoreStore,
+        trajectories: TrajectoryStore,
+        pending: PendingSignals,
+        open_experiences: Callable[[], ExperienceStore],
+        table: Mapping[str, Effect] = DEFAULT_TABLE,
+    ) -> None:
+        self.scores = scores
+        self.trajectories = trajectories
+        self.pending = pending
+        self.table = table
+        self._open_experiences = open_experiences
+        self._experiences: ExperienceStore | None = None
+        self._lock = threading.RLock()
+
+    @property
+    def experiences(self) -> ExperienceStore:
+        with self._lock:
+            if self._experiences is None:
+                self._experiences = self._open_experiences()
+            return self._experiences
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def record_experience(self, experience: Experience) -> str:
+        if not experience.created_at:
+            experience.created_at = time.time()
+        self.experiences.upsert([experience])
+        return experience.id
+
+    def apply_signal(self, signal: Signal) -> ApplyResult:
+        """Experience first, then scores; both idempotent, so any retry order is safe."""
+        effect = effect_of(signal.kind, self.table)
+        try:
+            current = self.experiences.get(signal.experience_id)
+            if current is None:
+                raise UnknownExperience(
+                    f"no finding or fix with id {signal.experience_id} in memory"
+                )
+            outcome = combine(Outcome(current.outcome), effect.outcome)
+            record = {
+                "id": signal.id,
+                "kind": signal.kind,
+                "alpha": effect.alpha,
+                "beta": effect.beta,
+                "at": signal.at,
+                "reason": signal.reason,
+                "actor": signal.actor,
+            }
+            self.experiences.record_signal(
+                signal.experience_id, record, str(outcome), signal.reason
+            )
+        except UnknownExperience:
+            raise
+        except Exception as exc:  # Qdrant down or locked: park it, lose nothing
+            log.warning("experience store unavailable; signal parked", extra={"error": str(exc)})
+            self.pending.park(signal, f"{type(exc).__name__}: {exc}")
+            return ApplyResult("pending")
+        applied = self.scores.apply(
+            signal.id, signal.repo, signal.pattern, effect.alpha, effect.beta, signal.at
+        )
+        self.pending.done(signal.id)
+        if outcome in OUTCOME_REWARD:
+            self.trajectories.attach_final_reward_for_experience(
+                signal.experience_id, OUTCOME_REWARD[outcome]
+            )
+        return ApplyResult("applied" if applied else "duplicate", str(outcome))
+
+    def retry_pending(self) -> int:
+        """Apply parked signals; returns how many went through this time."""
+        done = 0
+        for signal in self.pending.all():
+            try:
+                result = self.apply_signal(signal)
+            except UnknownExperience:
+                log.error(
+                    "parked signal names an unknown finding; dropped", extra={"id": signal.id}
+                )
+                self.pending.done(signal.id)
+                continue
+            if result.status != "pending":
+                done += 1
+        return done
+
+    # -- rebuilding --------------------------------------------------------------------------
+
+    def rebuild(self, *, tolerance: float = 1e-6) -> RebuildReport:
+        """Recompute every score from the signals kept on the experiences."""
+        self.retry_pending()
+        before = self.scores.snapshot()
+        sums: dict[tuple[str, str], tuple[float, float]] = {}
+        applied: list[str] = []
+        for experience in self.experiences.iter_all():
+            for record in experience.extra.get("signals", []):
+                applied.append(str(record["id"]))
+                weight = self.scores.decay_weight(float(record["at"]))
+                for scope in scopes_for(experience.repo):
+                    a, b = sums.get((scope, experience.pattern), (0.0, 0.0))
+                    sums[(scope, experience.pattern)] = (
+                        a + float(record["alpha"]) * weight,
+                        b + float(record["beta"]) * weight,
+                    )
+        differences = []
+        worst = 0.0
+        for key in sorted(set(before) | set(sums)):
+            old = before.get(key, (0.0, 0.0))
+            new = sums.get(key, (0.0, 0.0))
+            diff = max(abs(old[0] - new[0]), abs(old[1] - new[1]))
+            scale = max(1.0, abs(old[0]), abs(old[1]))
+            worst = max(worst, diff / scale)
+            if diff / scale > tolerance:
+                differences.append(f"{key[0]} {key[1]}: {old} -> {new}")
+        self.scores.replace_all(sums, applied)
+        return RebuildReport(
+            patterns=len({k[1] for k in sums}),
+            signals=len(applied),
+            unchanged=not differences,
+            max_difference=worst,
+            differences=differences[:50],
+        )
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        try:
+            experiences: dict[str, Any] = self.experiences.stats()
+        except Exception as exc:
+            experiences = {"error": f"{type(exc).__name__}: {exc}"}
+        return {
+            "experiences": experiences,
+            "patterns": len(self.scores.patterns("*")),
+            "pending_signals": self.pending.count(),
+            "trajectories": self.trajectories.stats(),
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            if self._experiences is not None:
+                self._experiences.close()
+                self._experiences = None
+
+
+def default_paths(data_dir: Path) -> dict[str, Path]:
+    return {
+        "scores": data_dir / "scores.sqlite3",
+        "trajectories": data_dir / "trajectories.sqlite3",
+        "pending": data_dir / "pending_signals.sqlite3",
+        "embeddings": data_dir / "embeddings.sqlite3",
+    }

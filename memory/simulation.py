@@ -1,0 +1,748 @@
+"""A simulated team, to measure how well Kaizen learns which review comments it wants.
+
+The team has 40 finding patterns, each with a hidden probability that the team accepts a
+comment of that pattern (security ~0.9-0.97, bugs and performance 0.7-0.95, style
+0.02-0.25, six in between). Every PR offers about ten candidate findings; each policy
+decides which to post (at most ``BUDGET`` per PR, plus every security finding), and the
+team reacts to what was posted: an accepted comment gets a 👍 or has its suggestion
+applied, a rejected one gets a 👎 or, more often, no reaction at all ("ignored", known
+when the PR closes). At PR ``prs // 2`` the team changes its mind about five patterns.
+
+Policies see the same PRs and, for a finding they both post, the same reaction (common
+random numbers), so differences between them are differences of policy, not of luck:
+
+- ``post_all``: posts every finding (no budget), as most review bots do;
+- ``eps_greedy``: per-pattern empirical acceptance rates, posts those ≥ 0.5, and posts a
+  random finding regardless with probability ε = 0.2;
+- ``eps_decay``: the same with ε = min(1, c/√t);
+- ``kaizen``: Kaizen's real learning code: ``memory.scores.select`` (Thompson sampling)
+  over an ``InMemoryScoreStore`` (decay), each reaction applied through
+  ``memory.feedback``'s table, with the parameters of :class:`KaizenParams`;
+- ``oracle``: knows the hidden probabilities, posts exactly the valuable findings.
+
+Metrics (:func:`metrics`): precision, recall of valuable findings, security recall,
+regret (expected utility, +1 accepted / -1 not, behind the oracle; split into ``noise``,
+unwanted findings posted, and ``missed``, valuable ones not posted), precision after the
+first 100 PRs, and PRs until the rolling precision is back within 5 points of the
+oracle's after the drift. :func:`check_targets` holds them against the product targets.
+
+Pure and seeded: the same ``(prs, seed)`` gives the same numbers. Only ``memory`` is
+imported, never ``bot`` or ``workers``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from memory import feedback, scores  # Kaizen's real learning code, not a re-implementation
+from memory.types import Candidate
+
+BUDGET = 5
+VALUABLE = 0.5  # a finding is valuable when its hidden acceptance probability is ≥ this
+ROLLING = 50  # PRs in the rolling precision window
+RECOVERY_GAP = 0.05  # "back within 5 points of the oracle"
+WARMUP = 100  # precision_after_100 counts PRs from this index on
+REPO = "acme/shop"
+START = 1_736_150_400.0  # unix time of the first PR (2025-01-06)
+
+POLICIES = ("post_all", "eps_greedy", "eps_decay", "kaizen", "oracle")
+# Not in the default line-up: Kaizen with the code's own defaults, and ε-greedy with
+# exploration taking greedy picks' places (see ``EpsilonGreedy``).
+EXTRA_POLICIES = ("kaizen_code_defaults", "eps_greedy_explore_first")
+
+# --------------------------------------------------------------------------- the team
+
+# (name, group, severity, relative frequency). Acceptance probabilities are drawn per seed
+# from the group's range, so several seeds are several teams.
+PATTERN_TABLE: tuple[tuple[str, str, str, float], ...] = (
+    # security: rare, always valuable, never change
+    ("sec/sql-injection", "security", "security", 0.10),
+    ("sec/hardcoded-secret", "security", "security", 0.08),
+    ("sec/path-traversal", "security", "security", 0.06),
+    ("sec/unsafe-deserialization", "security", "security", 0.06),
+    # bugs and performance problems the team values
+    ("bug/null-dereference", "bug", "high", 0.35),
+    ("bug/off-by-one", "bug", "high", 0.25),
+    ("bug/resource-leak", "bug", "high", 0.25),
+    ("bug/race-condition", "bug", "high", 0.12),
+    ("bug/unchecked-error", "bug", "medium", 0.35),
+    ("bug/missing-await", "bug", "high", 0.15),
+    ("bug/wrong-comparison", "bug", "medium", 0.20),
+    ("perf/n-plus-one-query", "perf", "medium", 0.25),
+    ("perf/quadratic-loop", "perf", "medium", 0.20),
+    ("perf/blocking-io-in-async", "perf", "medium", 0.15),
+    # in between: some just worth it, some just not
+    ("maint/missing-test", "mixed", "medium", 0.30),
+    ("maint/broad-except", "mixed", "medium", 0.25),
+    ("maint/magic-number", "mixed", "low", 0.30),
+    ("maint/long-function", "mixed", "low", 0.25),
+    ("maint/missing-docstring", "mixed", "low", 0.35),
+    ("maint/duplicate-code", "mixed", "low", 0.20),
+    # style: common, rarely wanted
+    ("style/line-length", "style", "info", 0.60),
+    ("style/trailing-whitespace", "style", "info", 0.45),
+    ("style/import-order", "style", "info", 0.50),
+    ("style/quote-style", "style", "info", 0.40),
+    ("style/naming-convention", "style", "low", 0.40),
+    ("style/missing-type-hint", "style", "low", 0.50),
+    ("style/f-string-preferred", "style", "info", 0.30),
+    ("style/comment-typo", "style", "info", 0.30),
+    ("style/blank-lines", "style", "info", 0.35),
+    ("style/unused-import", "style", "low", 0.45),
+    ("style/unused-variable", "style", "low", 0.30),
+    ("style/prefer-comprehension", "style", "info", 0.25),
+    ("style/redundant-else", "style", "info", 0.25),
+    ("style/boolean-simplify", "style", "info", 0.20),
+    ("style/docstring-format", "style", "info", 0.30),
+    ("style/todo-comment", "style", "info", 0.20),
+    ("style/prefer-pathlib", "style", "info", 0.20),
+    ("style/too-many-arguments", "style", "low", 0.20),
+    ("style/nested-ternary", "style", "low", 0.15),
+    ("style/print-statement", "style", "low", 0.25),
+)
+
+P_RANGE = {
+    "security": (0.90, 0.97),
+    "bug": (0.70, 0.95),
+    "perf": (0.70, 0.95),
+    "style": (0.02, 0.25),
+}
+# in-between patterns: half just above the line, half just below
+MIXED_RANGES = ((0.55, 0.70), (0.30, 0.45))
+
+# Among accepted comments, how many get their suggestion applied (rest: 👍); among
+# rejected ones, how many get a 👎 (rest: no reaction at all).
+APPLIED_SHARE = 0.4
+THUMBS_DOWN_SHARE = 0.3
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    group: str
+    severity: str
+    weight: float
+    p_before: float
+    p_after: float
+
+    @property
+    def flipped(self) -> bool:
+        return (self.p_before >= VALUABLE) != (self.p_after >= VALUABLE)
+
+
+@dataclass(frozen=True)
+class Team:
+    patterns: tuple[Pattern, ...]
+    drift_at: int  # PR index from which ``p_after`` holds
+
+    def p(self, pr: int) -> np.ndarray:
+        after = pr >= self.drift_at
+        return np.array([pt.p_after if after else pt.p_before for pt in self.patterns])
+
+    @property
+    def flipped(self) -> list[str]:
+        return [pt.name for pt in self.patterns if pt.flipped]
+
+
+def make_team(seed: int, prs: int) -> Team:
+    """Forty patterns with hidden acceptance probabilities; several flip at ``prs // 2``.
+
+    The flips: two valued bug/perf patterns become unwanted (say the ORM now batches
+    queries and the team stopped caring), two style patterns become wanted (say the team
+    adopted strict typing), and one in-between pattern crosses the line.
+    """
+    rng = np.random.default_rng([seed, 1])
+    before: list[float] = []
+    mixed_seen = 0
+    for _, group, _, _ in PATTERN_TABLE:
+        if group == "mixed":
+            lo, hi = MIXED_RANGES[mixed_seen % 2]
+            mixed_seen += 1
+        else:
+            lo, hi = P_RANGE[group]
+        before.append(float(rng.uniform(lo, hi)))
+    after = list(before)
+    groups = [g for _, g, _, _ in PATTERN_TABLE]
+    valued = [i for i, g in enumerate(groups) if g in ("bug", "perf")]
+    style = [i for i, g in enumerate(groups) if g == "style"]
+    mixed = [i for i, g in enumerate(groups) if g == "mixed"]
+    for i in rng.choice(valued, size=2, replace=False):
+        after[int(i)] = float(rng.uniform(*P_RANGE["style"]))
+    for i in rng.choice(style, size=2, replace=False):
+        after[int(i)] = float(rng.uniform(*P_RANGE["bug"]))
+    j = int(rng.choice(mixed))
+    after[j] = 1.0 - before[j]
+    patterns = tuple(
+        Pattern(name, group, severity, weight, round(b, 4), round(a, 4))
+        for (name, group, severity, weight), b, a in zip(PATTERN_TABLE, before, after, strict=True)
+    )
+    return Team(patterns=patterns, drift_at=prs // 2)
+
+
+# --------------------------------------------------------------------------- the PR stream
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One candidate finding in one PR, with the team's reaction drawn in advance."""
+
+    key: str
+    pattern: int  # index into ``Team.patterns``
+    p: float  # hidden acceptance probability at this PR
+    accepted: bool  # what the team does if it is posted
+    signal: str  # the signal that reaction produces
+    delay_s: float  # how long after the PR opened the signal arrives
+
+
+@dataclass(frozen=True)
+class PR:
+    index: int
+    at: float
+    findings: tuple[Finding, ...]
+    candidates: tuple[Candidate, ...]
+
+
+@dataclass(frozen=True)
+class Stream:
+    team: Team
+    prs: tuple[PR, ...]
+    prs_per_day: float
+
+
+def make_stream(
+    prs: int,
+    seed: int,
+    *,
+    findings_per_pr: float = 10.0,
+    prs_per_day: float = 4.0,
+    applied_share: float = APPLIED_SHARE,
+    thumbs_down_share: float = THUMBS_DOWN_SHARE,
+    silent_accept_share: float = 0.0,
+) -> Stream:
+    """The PRs every policy sees: findings, and how the team would react to each.
+
+    A posted finding is accepted with its pattern's probability: its suggestion is then
+    applied (``applied_share``) or it gets a 👍. Otherwise it gets a 👎
+    (``thumbs_down_share``) or, more often, no reaction at all ("ignored", known when the
+    PR closes about a day later). ``silent_accept_share`` (default 0) makes some accepted
+    comments silent too, to test how much Kaizen relies on silence meaning "no".
+    """
+    team = make_team(seed, prs)
+    rng = np.random.default_rng([seed, 2])
+    weights = np.array([pt.weight for pt in team.patterns])
+    weights = weights / weights.sum()
+    gap = 86_400.0 / prs_per_day
+    out: list[PR] = []
+    for i in range(prs):
+        p_now = team.p(i)
+        n = max(1, int(rng.poisson(findings_per_pr)))
+        idx = rng.choice(len(weights), size=n, p=weights)
+        u = rng.random(n)
+        kind_u = rng.random(n)
+        quick = rng.uniform(0.5, 8.0, n) * 3600.0  # reactions come within hours
+        findings: list[Finding] = []
+        candidates: list[Candidate] = []
+        for k in range(n):
+            j = int(idx[k])
+            pt = team.patterns[j]
+            accepted = bool(u[k] < p_now[j])
+            if accepted and kind_u[k] < silent_accept_share:
+                signal, delay = "ignored", 86_400.0
+            elif accepted:
+                loud = (kind_u[k] - silent_accept_share) / (1.0 - silent_accept_share)
+                signal = "applied" if loud < applied_share else "thumbs_up"
+                delay = float(quick[k])
+            elif kind_u[k] < thumbs_down_share:
+                signal, delay = "thumbs_down", float(quick[k])
+            else:
+                # "ignored" is only known when the PR closes, about a day later
+                signal, delay = "ignored", 86_400.0
+            key = f"pr{i}-f{k}"
+            findings.append(Finding(key, j, float(p_now[j]), accepted, signal, delay))
+            candidates.append(
+                Candidate(
+                    key=key,
+                    repo=REPO,
+                    pattern=pt.name,
+                    severity=pt.severity,
+                    text=f"{pt.name} in PR {i}",
+                )
+            )
+        out.append(PR(i, START + i * gap, tuple(findings), tuple(candidates)))
+    return Stream(team=team, prs=tuple(out), prs_per_day=prs_per_day)
+
+
+# --------------------------------------------------------------------------- policies
+
+
+class Policy(Protocol):
+    name: str
+
+    def choose(self, pr: PR) -> list[int]:
+        """Indices (into ``pr.findings``) of the findings to post."""
+        ...
+
+    def observe(self, candidate: Candidate, finding: Finding, signal_id: str, at: float) -> None:
+        """The team reacted to a posted finding (``finding.signal``) at ``at``."""
+        ...
+
+
+def _is_security(pr: PR, i: int) -> bool:
+    return pr.candidates[i].severity == "security"
+
+
+def _fill(pr: PR, ranked: Sequence[int], budget: int) -> list[int]:
+    """Every security finding, then up to ``budget`` of ``ranked`` (best first).
+
+    Security findings are posted outside the budget, as ``memory.scores.select`` does: a
+    team must hear about a leaked key even on a PR with five other good comments.
+    """
+    chosen = [i for i in range(len(pr.findings)) if _is_security(pr, i)]
+    taken = set(chosen)
+    others = 0
+    for i in ranked:
+        if others >= budget:
+            break
+        if i not in taken:
+            chosen.append(i)
+            taken.add(i)
+            others += 1
+    return chosen
+
+
+class PostAll:
+    name = "post_all"
+
+    def choose(self, pr: PR) -> list[int]:
+        return list(range(len(pr.findings)))
+
+    def observe(self, candidate: Candidate, finding: Finding, signal_id: str, at: float) -> None:
+        return None
+
+
+class Oracle:
+    """Knows the hidden probabilities: posts the valuable findings, best first."""
+
+    name = "oracle"
+
+    def __init__(self, budget: int = BUDGET) -> None:
+        self.budget = budget
+
+    def choose(self, pr: PR) -> list[int]:
+        valuable = [i for i, f in enumerate(pr.findings) if f.p >= VALUABLE]
+        valuable.sort(key=lambda i: -pr.findings[i].p)
+        return _fill(pr, valuable, self.budget)
+
+    def observe(self, candidate: Candidate, finding: Finding, signal_id: str, at: float) -> None:
+        return None
+
+
+class EpsilonGreedy:
+    """Per-pattern empirical acceptance rates; explores each finding with probability ε.
+
+    A finding is posted when its pattern's rate is ≥ 0.5 (an unseen pattern counts as 0.5)
+    or when it is explored; within the budget, security first, then the greedy picks by
+    rate, then the explored ones: the kinder order for this baseline, since exploring
+    never displaces a finding it believes in (``explore_first`` gives the textbook order,
+    where an explored finding takes a greedy pick's place). Learns from the true
+    accept/reject, which is more than Kaizen sees: Kaizen only has the signals.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        epsilon: Callable[[int], float],
+        seed: int,
+        budget: int = BUDGET,
+        *,
+        explore_first: bool = False,
+    ) -> None:
+        self.name = name
+        self.epsilon = epsilon
+        self.rng = np.random.default_rng([seed, 3, zlib.crc32(name.encode())])
+        self.budget = budget
+        self.explore_first = explore_first
+        self.posted: dict[str, int] = {}
+        self.accepted: dict[str, int] = {}
+        self.t = 0
+
+    def estimate(self, pattern: str) -> float:
+        n = self.posted.get(pattern, 0)
+        return 0.5 if n == 0 else self.accepted.get(pattern, 0) / n
+
+    def choose(self, pr: PR) -> list[int]:
+        self.t += 1
+        eps = self.epsilon(self.t)
+        explore = self.rng.random(len(pr.findings)) < eps
+        estimates = [self.estimate(c.pattern) for c in pr.candidates]
+        explored = [i for i in range(len(pr.findings)) if explore[i]]
+        greedy = [i for i in range(len(pr.findings)) if estimates[i] >= VALUABLE]
+        greedy.sort(key=lambda i: -estimates[i])
+        order = explored + greedy if self.explore_first else greedy + explored
+        return _fill(pr, order, self.budget)
+
+    def observe(self, candidate: Candidate, finding: Finding, signal_id: str, at: float) -> None:
+        pattern = candidate.pattern
+        self.posted[pattern] = self.posted.get(pattern, 0) + 1
+        if finding.accepted:
+            self.accepted[pattern] = self.accepted.get(pattern, 0) + 1
+
+
+CHOSEN_PRIOR: Mapping[str, float] = {"alpha": 1.0, "beta": 1.0, "strength": 64.0}
+
+
+@dataclass(frozen=True)
+class KaizenParams:
+    """The knobs of Kaizen's learning code that the simulation chooses.
+
+    ``prior`` holds keyword arguments for ``memory.scores.Prior`` (empty: the code's
+    default ``Prior()``); ``ignored_beta`` overrides the feedback table's weight for a
+    comment nobody reacted to (``None``: ``memory.feedback.DEFAULT_TABLE``'s 0.3).
+
+    The defaults are the best of a sweep over threshold, half-life, ignored weight and
+    prior strength (``bench/learning_sim.py --sweep``), chosen to stay good when some
+    accepted comments get no reaction either (``silent_accept_share``):
+
+    - ``ignored_beta`` 0.6 rather than 0.3: most rejections are silent, and at 0.3 a
+      pattern accepted only 34 % of the time still scores 0.5 (rejections count half),
+      so unwanted patterns keep being posted. 1.0 is best when silence always means no,
+      and bad as soon as some silence means yes; 0.6 is good either way;
+    - ``Prior(strength=64)``: sharper posteriors, so fewer re-tries of patterns the team
+      turned down (with one repo the three scopes hold the same evidence, so strength
+      acts as confidence); the price is that two early rejections can bury a valuable
+      pattern for a long time;
+    - half-life 30 days (at 4 PRs a day: 120 PRs): shorter forgets rejections and
+      re-posts noise, longer is slower to follow the team's change of mind.
+    """
+
+    threshold: float = 0.5
+    half_life_days: float = 30.0
+    prior: Mapping[str, float] = field(default_factory=lambda: dict(CHOSEN_PRIOR))
+    ignored_beta: float | None = 0.6
+    budget: int = BUDGET
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["prior"] = dict(self.prior)
+        return d
+
+
+# What memory.scores and memory.feedback do with no arguments, for comparison.
+CODE_DEFAULTS = KaizenParams(threshold=0.5, half_life_days=30.0, prior={}, ignored_beta=None)
+
+
+class Kaizen:
+    """Kaizen's real learning code: ``memory.scores`` fed by ``memory.feedback``."""
+
+    def __init__(self, params: KaizenParams, seed: int, name: str = "kaizen") -> None:
+        self.name = name
+        self.params = params
+        self.store = scores.InMemoryScoreStore(half_life_days=params.half_life_days)
+        self.prior = scores.Prior(**params.prior) if params.prior else scores.Prior()
+        self.table = (
+            feedback.DEFAULT_TABLE
+            if params.ignored_beta is None
+            else feedback.load_table({"ignored": {"beta": params.ignored_beta}})
+        )
+        self.rng = random.Random(f"kaizen-{seed}")  # noqa: S311 - a simulation, not crypto
+        self.posted_keys: set[str] = set()
+
+    def choose(self, pr: PR) -> list[int]:
+        selection = scores.select(
+            pr.candidates,
+            store=self.store,
+            now=pr.at,
+            rng=self.rng,
+            budget=self.params.budget,
+            threshold=self.params.threshold,
+            prior=self.prior,
+        )
+        index = {c.key: i for i, c in enumerate(pr.candidates)}
+        self.posted_keys.update(d.candidate.key for d in selection.posted)
+        return [index[d.candidate.key] for d in selection.posted]
+
+    def observe(self, candidate: Candidate, finding: Finding, signal_id: str, at: float) -> None:
+        effect = feedback.effect_of(finding.signal, self.table)
+        self.store.apply(
+            signal_id, candidate.repo, candidate.pattern, effect.alpha, effect.beta, at
+        )
+
+
+def eps_decay_schedule(c: float) -> Callable[[int], float]:
+    return lambda t: min(1.0, c / math.sqrt(t))
+
+
+def make_policies(
+    seed: int,
+    *,
+    kaizen: KaizenParams | None = None,
+    epsilon: float = 0.2,
+    decay_c: float = 1.0,
+    include: Sequence[str] = POLICIES,
+) -> list[Policy]:
+    makers: dict[str, Callable[[], Policy]] = {
+        "post_all": PostAll,
+        "eps_greedy": lambda: EpsilonGreedy("eps_greedy", lambda t: epsilon, seed),
+        "eps_decay": lambda: EpsilonGreedy("eps_decay", eps_decay_schedule(decay_c), seed),
+        "kaizen": lambda: Kaizen(kaizen or KaizenParams(), seed),
+        "oracle": Oracle,
+        "kaizen_code_defaults": lambda: Kaizen(CODE_DEFAULTS, seed, "kaizen_code_defaults"),
+        "eps_greedy_explore_first": lambda: EpsilonGreedy(
+            "eps_greedy_explore_first", lambda t: epsilon, seed, explore_first=True
+        ),
+    }
+    return [makers[name]() for name in include]
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class Trace:
+    """Per-PR counts for one policy."""
+
+    posted: np.ndarray
+    accepted: np.ndarray
+    utility: np.ndarray  # expected utility: sum of (2p - 1) over posted findings
+    noise: np.ndarray  # expected utility lost to posting unwanted findings: sum of (1 - 2p)
+    valuable_offered: np.ndarray
+    valuable_posted: np.ndarray
+    security_offered: np.ndarray
+    security_posted: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> Trace:
+        return cls(*(np.zeros(n) for _ in range(8)))
+
+
+def play(stream: Stream, policy: Policy) -> Trace:
+    """Run one policy over the stream; feedback arrives when the team gives it."""
+    prs = stream.prs
+    trace = Trace.empty(len(prs))
+    pending: list[tuple[float, int, Candidate, Finding, str]] = []  # (at, seq, ...)
+    seq = 0
+    for pr in prs:
+        # deliver every reaction that has happened by now, oldest first
+        if pending:
+            pending.sort(key=lambda e: (e[0], e[1]))
+            due = [e for e in pending if e[0] <= pr.at]
+            pending = [e for e in pending if e[0] > pr.at]
+            for at, _, candidate, finding, signal_id in due:
+                policy.observe(candidate, finding, signal_id, at)
+        chosen = policy.choose(pr)
+        i = pr.index
+        for k, f in enumerate(pr.findings):
+            valuable = f.p >= VALUABLE
+            security = pr.candidates[k].severity == "security"
+            trace.valuable_offered[i] += valuable
+            trace.security_offered[i] += security
+        for k in chosen:
+            f = pr.findings[k]
+            trace.posted[i] += 1
+            trace.accepted[i] += f.accepted
+            trace.utility[i] += 2.0 * f.p - 1.0
+            if f.p < VALUABLE:
+                trace.noise[i] += 1.0 - 2.0 * f.p
+            trace.valuable_posted[i] += f.p >= VALUABLE
+            trace.security_posted[i] += pr.candidates[k].severity == "security"
+            pending.append((pr.at + f.delay_s, seq, pr.candidates[k], f, f"{f.key}:{f.signal}"))
+            seq += 1
+    return trace
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return None if den == 0 else float(num / den)
+
+
+def rolling_precision(trace: Trace, window: int = ROLLING) -> np.ndarray:
+    """Accepted / posted over the last ``window`` PRs (fewer at the start)."""
+    acc = np.cumsum(trace.accepted)
+    post = np.cumsum(trace.posted)
+    acc_prev = np.concatenate([np.zeros(window), acc[:-window]])[: len(acc)]
+    post_prev = np.concatenate([np.zeros(window), post[:-window]])[: len(post)]
+    a, p = acc - acc_prev, post - post_prev
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(p > 0, a / np.maximum(p, 1), np.nan)
+
+
+def prs_to_recover(
+    policy: np.ndarray, oracle: np.ndarray, drift_at: int, window: int = ROLLING
+) -> int | None:
+    """PRs after the drift until the policy's rolling precision is back within 5 points.
+
+    "Back" means: from that PR on, for a whole window of PRs, the policy's rolling
+    precision is at most 5 points below the oracle's (being above it counts as within).
+    0 means the drift never cost the policy more than 5 points.
+    """
+    n = len(policy)
+    gap = oracle - policy
+    ok = ~(gap > RECOVERY_GAP + 1e-12)  # NaN (nothing posted by either) counts as ok
+    for t in range(drift_at, n):
+        end = min(n, t + window)
+        if bool(ok[t:end].all()):
+            return t - drift_at
+    return None
+
+
+def metrics(trace: Trace, oracle: Trace, drift_at: int) -> dict[str, Any]:
+    posted, accepted = trace.posted.sum(), trace.accepted.sum()
+    regret = np.cumsum(oracle.utility - trace.utility)
+    roll = rolling_precision(trace)
+    return {
+        "precision": _ratio(accepted, posted),
+        "recall": _ratio(trace.valuable_posted.sum(), trace.valuable_offered.sum()),
+        "security_recall": _ratio(trace.security_posted.sum(), trace.security_offered.sum()),
+        "regret": float(regret[-1]) if len(regret) else 0.0,
+        # regret = noise (unwanted findings posted) + missed (valuable findings not posted)
+        "regret_noise": float(trace.noise.sum()),
+        "regret_missed": float(regret[-1] - trace.noise.sum()) if len(regret) else 0.0,
+        "precision_after_100": _ratio(trace.accepted[WARMUP:].sum(), trace.posted[WARMUP:].sum()),
+        "prs_to_recover_after_drift": prs_to_recover(roll, rolling_precision(oracle), drift_at),
+        "posted_per_pr": float(posted / len(trace.posted)) if len(trace.posted) else 0.0,
+        "utility": float(trace.utility.sum()),
+        "expected_precision": _ratio(
+            float((trace.utility.sum() + posted) / 2.0), posted
+        ),  # mean hidden p of what was posted: precision without the reaction noise
+    }
+
+
+TARGETS = {
+    "kaizen_regret_le_30pct_of_eps_greedy": 0.30,
+    "kaizen_precision_after_100_ge": 0.85,
+    "kaizen_security_recall_eq": 1.0,
+    "kaizen_recovers_within_prs": 100,
+}
+
+
+def check_targets(policies: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The four targets, from one run's (or the seed-averaged) policy metrics."""
+    k = policies.get("kaizen")
+    if k is None:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    eg = policies.get("eps_greedy")
+    if eg is not None:
+        ratio = _ratio(k["regret"], eg["regret"]) if eg["regret"] > 0 else None
+        out["kaizen_regret_le_30pct_of_eps_greedy"] = {
+            "value": ratio,
+            "target": TARGETS["kaizen_regret_le_30pct_of_eps_greedy"],
+            "met": ratio is not None and ratio <= TARGETS["kaizen_regret_le_30pct_of_eps_greedy"],
+        }
+    pa = k["precision_after_100"]
+    out["kaizen_precision_after_100_ge"] = {
+        "value": pa,
+        "target": TARGETS["kaizen_precision_after_100_ge"],
+        "met": pa is not None and pa >= TARGETS["kaizen_precision_after_100_ge"],
+    }
+    sr = k["security_recall"]
+    out["kaizen_security_recall_eq"] = {
+        "value": sr,
+        "target": TARGETS["kaizen_security_recall_eq"],
+        "met": sr is None or sr >= 1.0,
+    }
+    rec = k["prs_to_recover_after_drift"]
+    out["kaizen_recovers_within_prs"] = {
+        "value": rec,
+        "target": TARGETS["kaizen_recovers_within_prs"],
+        "met": rec is not None and rec <= TARGETS["kaizen_recovers_within_prs"],
+    }
+    return out
+
+
+def run_simulation_with_curves(
+    prs: int = 1000,
+    seed: int = 0,
+    *,
+    kaizen: KaizenParams | None = None,
+    include: Sequence[str] = POLICIES,
+    **stream_options: float,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``run_simulation``'s result, plus per-PR curves for each policy."""
+    if prs < 2:
+        raise ValueError("need at least 2 PRs")
+    names = list(dict.fromkeys([*include, "oracle"]))  # regret needs the oracle
+    stream = make_stream(prs, seed, **stream_options)
+    traces = {p.name: play(stream, p) for p in make_policies(seed, kaizen=kaizen, include=names)}
+    oracle = traces["oracle"]
+    drift = stream.team.drift_at
+    policies = {name: metrics(t, oracle, drift) for name, t in traces.items()}
+    result = {
+        "prs": prs,
+        "seed": seed,
+        "drift_at": drift,
+        "budget": BUDGET,
+        "kaizen_params": (kaizen or KaizenParams()).as_dict(),
+        "team": {
+            "patterns": len(stream.team.patterns),
+            "flipped": stream.team.flipped,
+            "findings_per_pr": float(np.mean([len(pr.findings) for pr in stream.prs])),
+            "valuable_share": float(oracle.valuable_offered.sum())
+            / max(1, sum(len(pr.findings) for pr in stream.prs)),
+        },
+        "policies": policies,
+        "targets": check_targets(policies),
+    }
+    curves: dict[str, Any] = {
+        "drift_at": drift,
+        "policies": {
+            name: {
+                "cumulative_regret": np.cumsum(oracle.utility - t.utility).tolist(),
+                "rolling_precision": [
+                    None if math.isnan(x) else float(x) for x in rolling_precision(t)
+                ],
+                "posted": t.posted.tolist(),
+                "accepted": t.accepted.tolist(),
+            }
+            for name, t in traces.items()
+        },
+    }
+    return result, curves
+
+
+def run_simulation(prs: int = 1000, seed: int = 0, **options: Any) -> dict[str, Any]:
+    """Every policy over the same simulated team; metrics and targets, JSON-serialisable."""
+    return run_simulation_with_curves(prs, seed, **options)[0]
+
+
+def average(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Metrics averaged over runs (seeds); targets checked on the averages and per seed."""
+    names = list(results[0]["policies"])
+    keys = list(results[0]["policies"][names[0]])
+    policies: dict[str, dict[str, Any]] = {}
+    for name in names:
+        row: dict[str, Any] = {}
+        for key in keys:
+            values = [r["policies"][name][key] for r in results]
+            if key == "prs_to_recover_after_drift":
+                recovered = [v for v in values if v is not None]
+                # never recovering counts as the whole post-drift stretch
+                horizon = [r["prs"] - r["drift_at"] for r in results]
+                row[key] = float(
+                    np.mean([h if v is None else v for v, h in zip(values, horizon, strict=True)])
+                )
+                row["recovered_runs"] = len(recovered)
+            else:
+                present = [v for v in values if v is not None]
+                row[key] = float(np.mean(present)) if present else None
+        policies[name] = row
+    per_seed_met: dict[str, int] = {}
+    for r in results:
+        for target, verdict in r["targets"].items():
+            per_seed_met[target] = per_seed_met.get(target, 0) + int(verdict["met"])
+    avg_targets = check_targets(policies)
+    for target, verdict in avg_targets.items():
+        verdict["seeds_met"] = per_seed_met.get(target, 0)
+        verdict["seeds"] = len(results)
+    return {
+        "prs": results[0]["prs"],
+        "seeds": [r["seed"] for r in results],
+        "policies": policies,
+        "targets": avg_targets,
+    }

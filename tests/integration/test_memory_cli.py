@@ -1,0 +1,124 @@
+"""`kaizen feedback`, `kaizen memory stats|rebuild` and `kaizen export` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.memory_setup import build_memory
+from bot.settings import Settings
+from memory.trajectories import Transition
+from memory.types import Experience, Kind
+from tests.integration.procs import kaizen_cmd, kaizen_env
+
+pytestmark = pytest.mark.slow
+
+REPO = "octo-org/app"
+
+
+def run(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        kaizen_cmd(*args),
+        env=kaizen_env(data_dir=str(data)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> tuple[Path, str]:
+    """A memory holding one posted comment and the LLM call that wrote it."""
+    data = tmp_path / "data"
+    memory = build_memory(Settings(data_dir=data))
+    exp_id = memory.record_experience(
+        Experience(
+            kind=Kind.COMMENT,
+            repo=REPO,
+            pattern="llm:naming",
+            fingerprint="fp-1",
+            text="rename `x` to something that says what it holds",
+        )
+    )
+    memory.trajectories.record(
+        Transition(
+            trajectory_id="review-1",
+            step=0,
+            messages=[{"role": "user", "content": "review this diff"}],
+            generation="rename `x`",
+            model="fake-gpt",
+            repo=REPO,
+            kind="review",
+            pattern="llm:naming",
+            experience_id=exp_id,
+        )
+    )
+    memory.close()
+    return data, exp_id
+
+
+def test_feedback_then_stats_rebuild_and_export(seeded: tuple[Path, str], tmp_path: Path) -> None:
+    data, exp_id = seeded
+    done = run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_up", "--reason", "yes")
+    assert done.returncode == 0, done.stderr
+    assert "applied: llm:naming in octo-org/app is now accepted" in done.stdout
+
+    stats = run(data, "memory", "stats", "--json")
+    assert stats.returncode == 0, stats.stderr
+    payload = json.loads(stats.stdout)
+    assert payload["patterns"] == 1
+    assert payload["pending_signals"] == 0
+
+    rebuilt = run(data, "memory", "rebuild")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "from 1 signals; scores unchanged" in rebuilt.stdout
+
+    out = tmp_path / "sft.jsonl"
+    exported = run(data, "export", "--format", "openai-sft", "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    [line] = out.read_text().splitlines()
+    assert json.loads(line)["messages"][-1] == {"role": "assistant", "content": "rename `x`"}
+
+
+def test_feedback_with_an_unknown_signal_or_finding_is_a_clear_error(
+    seeded: tuple[Path, str],
+) -> None:
+    data, exp_id = seeded
+    bad_signal = run(data, "feedback", "--finding", exp_id, "--signal", "love")
+    assert bad_signal.returncode == 2
+    assert "Traceback" not in bad_signal.stderr
+    assert "thumbs_up" in bad_signal.stderr  # names the valid signals
+    missing = run(data, "feedback", "--finding", "0" * 32, "--signal", "thumbs_up")
+    assert missing.returncode == 1
+    assert "no finding" in missing.stderr
+
+
+def test_simulate_prints_json_with_every_policys_metrics(tmp_path: Path) -> None:
+    png = tmp_path / "curves.png"
+    done = subprocess.run(
+        kaizen_cmd("simulate", "--prs", "120", "--seed", "3", "--json", "--png", str(png)),
+        env=kaizen_env(data_dir=str(tmp_path / "data")),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert set(result["policies"]) >= {"post_all", "eps_greedy", "eps_decay", "kaizen", "oracle"}
+    for metrics in result["policies"].values():
+        for key in (
+            "precision",
+            "recall",
+            "security_recall",
+            "regret",
+            "precision_after_100",
+            "prs_to_recover_after_drift",
+        ):
+            assert key in metrics
+    assert result["policies"]["oracle"]["regret"] == 0
+    assert png.read_bytes().startswith(b"\x89PNG")

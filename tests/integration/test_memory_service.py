@@ -1,0 +1,175 @@
+"""Memory as one object: signals reach experiences and scores once, survive outages, rebuild."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory.embedding import CachedEmbedder, Embedder, LocalEmbedder
+from memory.experiences import ExperienceStore, open_store
+from memory.feedback import UnknownSignal
+from memory.pending import PendingSignals
+from memory.scores import SqliteScoreStore
+from memory.service import Memory, UnknownExperience, default_paths
+from memory.trajectories import TrajectoryStore, Transition
+from memory.types import Experience, Kind, Signal
+from tests.helpers import free_port
+
+REPO = "octo-org/app"
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    return CachedEmbedder(LocalEmbedder(), tmp_path_factory.mktemp("emb") / "cache.sqlite3")
+
+
+def build(data: Path, embedder: Embedder, *, url: str | None = None) -> Memory:
+    paths = default_paths(data)
+    return Memory(
+        scores=SqliteScoreStore(paths["scores"], half_life_days=60),
+        trajectories=TrajectoryStore(paths["trajectories"]),
+        pending=PendingSignals(paths["pending"]),
+        open_experiences=lambda: open_store(
+            url=url, api_key=None, path=data / "qdrant", embedder=embedder, timeout=2
+        ),
+    )
+
+
+@pytest.fixture
+def memory(tmp_path: Path, embedder: Embedder) -> Iterator[Memory]:
+    mem = build(tmp_path, embedder)
+    yield mem
+    mem.close()
+
+
+def comment(fp: str, pattern: str = "ruff:B006", text: str = "mutable default") -> Experience:
+    return Experience(kind=Kind.COMMENT, repo=REPO, pattern=pattern, fingerprint=fp, text=text)
+
+
+def signal(exp_id: str, sid: str, kind: str = "thumbs_up", pattern: str = "ruff:B006") -> Signal:
+    return Signal(
+        id=sid, kind=kind, experience_id=exp_id, repo=REPO, pattern=pattern, at=time.time()
+    )
+
+
+def test_same_signal_five_times_changes_the_score_once(memory: Memory) -> None:
+    exp_id = memory.record_experience(comment("a"))
+    results = [memory.apply_signal(signal(exp_id, "reaction:1")).status for _ in range(5)]
+    assert results == ["applied"] + ["duplicate"] * 4
+    alpha, beta = memory.scores.counts(REPO, "ruff:B006", time.time())
+    assert alpha == pytest.approx(1.0, abs=1e-6)
+    assert beta == 0.0
+    stored = memory.experiences.get(exp_id)
+    assert stored is not None
+    assert stored.outcome == "accepted"
+    assert len(stored.extra["signals"]) == 1
+
+
+def test_unknown_finding_and_unknown_signal_kind_are_clear_errors(memory: Memory) -> None:
+    with pytest.raises(UnknownExperience, match="no finding"):
+        memory.apply_signal(signal(comment("nope").id, "s1"))
+    exp_id = memory.record_experience(comment("b"))
+    with pytest.raises(UnknownSignal):
+        memory.apply_signal(signal(exp_id, "s2", kind="heart_eyes"))
+    assert memory.scores.applied_count() == 0
+
+
+def test_qdrant_outage_parks_the_signal_and_a_later_sweep_applies_it_once(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    seeded = build(tmp_path, embedder)
+    exp_id = seeded.record_experience(comment("c"))
+    seeded.close()
+    # The experience store is a Qdrant server that is down (nothing listens on the port).
+    down = build(tmp_path, embedder, url=f"http://127.0.0.1:{free_port()}")
+    assert down.apply_signal(signal(exp_id, "reaction:9")).status == "pending"
+    assert down.apply_signal(signal(exp_id, "reaction:9")).status == "pending"
+    assert down.pending.count() == 1
+    assert down.scores.applied_count() == 0
+    down.close()
+    back = build(tmp_path, embedder)
+    assert back.retry_pending() == 1
+    assert back.pending.count() == 0
+    assert back.scores.applied_count() == 1
+    assert back.retry_pending() == 0
+    back.close()
+
+
+def test_rebuild_from_experiences_equals_the_live_scores(memory: Memory) -> None:
+    kinds = ["thumbs_up", "thumbs_down", "ignored", "applied", "dismissed", "addressed"]
+    for i in range(30):
+        pattern = f"ruff:E{i % 4}"
+        exp_id = memory.record_experience(comment(f"r{i}", pattern=pattern, text=f"finding {i}"))
+        memory.apply_signal(signal(exp_id, f"sig:{i}", kind=kinds[i % len(kinds)], pattern=pattern))
+    live = memory.scores.snapshot()
+    report = memory.rebuild()
+    assert report.unchanged, report.differences
+    assert report.signals == 30
+    assert report.max_difference < 1e-9
+    rebuilt = memory.scores.snapshot()
+    assert rebuilt.keys() == live.keys()
+    for key, (alpha, beta) in live.items():
+        assert rebuilt[key] == (pytest.approx(alpha, rel=1e-12), pytest.approx(beta, rel=1e-12))
+
+
+def test_rebuild_repairs_scores_that_drifted(memory: Memory) -> None:
+    exp_id = memory.record_experience(comment("d"))
+    memory.apply_signal(signal(exp_id, "sig:d"))
+    memory.scores.replace_all({}, [])  # e.g. a lost or wiped score store
+    report = memory.rebuild()
+    assert not report.unchanged
+    alpha, _ = memory.scores.counts(REPO, "ruff:B006", time.time())
+    assert alpha == pytest.approx(1.0, abs=1e-6)
+
+
+def test_outcome_attaches_the_final_reward_to_the_llm_calls(memory: Memory) -> None:
+    exp_id = memory.record_experience(comment("e"))
+    memory.trajectories.record(
+        Transition(
+            trajectory_id="t1",
+            step=0,
+            messages=[{"role": "user", "content": "review this"}],
+            generation="use None as the default",
+            model="fake-gpt",
+            repo=REPO,
+            kind="review",
+            experience_id=exp_id,
+        )
+    )
+    memory.apply_signal(signal(exp_id, "sig:e", kind="thumbs_down"))
+    [step] = memory.trajectories.get("t1")
+    assert step.final_reward == -1.0
+
+
+def test_stats_report_every_part(memory: Memory) -> None:
+    exp_id = memory.record_experience(comment("f"))
+    memory.apply_signal(signal(exp_id, "sig:f"))
+    stats = memory.stats()
+    assert stats["patterns"] == 1
+    assert stats["pending_signals"] == 0
+    assert "error" not in stats["experiences"]
+
+
+def test_experience_store_is_opened_only_when_needed(tmp_path: Path, embedder: Embedder) -> None:
+    opened: list[ExperienceStore] = []
+
+    def opener() -> ExperienceStore:
+        store = open_store(url=None, api_key=None, path=tmp_path / "q", embedder=embedder)
+        opened.append(store)
+        return store
+
+    paths = default_paths(tmp_path)
+    mem = Memory(
+        scores=SqliteScoreStore(paths["scores"], half_life_days=60),
+        trajectories=TrajectoryStore(paths["trajectories"]),
+        pending=PendingSignals(paths["pending"]),
+        open_experiences=opener,
+    )
+    mem.scores.patterns("*")
+    assert opened == []
+    mem.record_experience(comment("g"))
+    assert len(opened) == 1
+    mem.close()

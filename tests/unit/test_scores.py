@@ -1,0 +1,547 @@
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import memory.scores as scores_module
+from memory.scores import (
+    DAY,
+    EPOCH,
+    MAX_NAME_LEN,
+    SHADOW_KEEP,
+    InMemoryScoreStore,
+    Mute,
+    NeedsRebuild,
+    Prior,
+    RedisScoreStore,
+    ScoreStore,
+    Selection,
+    ShadowEntry,
+    SqliteScoreStore,
+    Totals,
+    beta_cdf,
+    beta_quantile,
+    choose,
+    decay_factor,
+    decay_weight,
+    is_muted,
+    mean_and_interval,
+    mutes_for,
+    posterior,
+    select,
+    shrink,
+)
+from memory.types import SEVERITY_WEIGHT, Candidate
+
+H_DAYS = 30.0
+H = H_DAYS * DAY
+NOW = EPOCH + 700 * DAY  # late 2025
+REPO = "acme/shop"
+ORG = "acme"
+
+MakeStore = Callable[..., ScoreStore]
+_ids = itertools.count()
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeStore]:
+    """Builds stores of one kind; every store-level test runs against all three."""
+    opened: list[ScoreStore] = []
+
+    def make(half_life_days: float = H_DAYS) -> ScoreStore:
+        store: ScoreStore
+        if request.param == "memory":
+            store = InMemoryScoreStore(half_life_days)
+        elif request.param == "sqlite":
+            store = SqliteScoreStore(tmp_path / "scores.sqlite3", half_life_days)
+        else:
+            url = request.getfixturevalue("redis_url")
+            store = RedisScoreStore(url, half_life_days, prefix="kaizen-test")
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(make_store: MakeStore) -> ScoreStore:
+    return make_store()
+
+
+def feed(
+    store: ScoreStore,
+    accepts: int,
+    rejects: int,
+    *,
+    repo: str = REPO,
+    pattern: str = "ruff:B006",
+    at: float = NOW,
+) -> None:
+    for _ in range(accepts):
+        assert store.apply(f"s{next(_ids)}", repo, pattern, 1.0, 0.0, at)
+    for _ in range(rejects):
+        assert store.apply(f"s{next(_ids)}", repo, pattern, 0.0, 1.0, at)
+
+
+def mean(ab: tuple[float, float]) -> float:
+    return ab[0] / (ab[0] + ab[1])
+
+
+def cand(key: str, pattern: str = "ruff:B006", **kw: object) -> Candidate:
+    return Candidate(key=key, repo=str(kw.pop("repo", REPO)), pattern=pattern, **kw)  # type: ignore[arg-type]
+
+
+# --- decay ----------------------------------------------------------------------------------
+
+
+def test_decay_weight_is_a_power_of_two_of_half_lives_since_the_epoch() -> None:
+    assert decay_weight(EPOCH, H) == 1.0
+    assert decay_weight(EPOCH + 3 * H, H) == 8.0
+    assert decay_weight(EPOCH - H, H) == 0.5
+    assert decay_factor(EPOCH + 3 * H, H) == 1 / 8
+
+
+def test_signal_one_half_life_old_counts_half(store: ScoreStore) -> None:
+    store.apply("old", REPO, "ruff:B006", 1.0, 0.0, NOW - H)
+    store.apply("new", REPO, "ruff:B006", 0.0, 1.0, NOW)
+    a, b = store.counts(REPO, "ruff:B006", NOW)
+    assert a == pytest.approx(0.5, rel=1e-12)
+    assert b == pytest.approx(1.0, rel=1e-12)
+    # ...and a quarter one half-life later
+    assert store.counts(REPO, "ruff:B006", NOW + H)[0] == pytest.approx(0.25, rel=1e-12)
+
+
+def test_order_of_signals_does_not_matter() -> None:
+    times = [NOW - 90 * DAY, NOW - 3 * DAY, NOW - 41 * DAY, NOW]
+    first, second = InMemoryScoreStore(H_DAYS), InMemoryScoreStore(H_DAYS)
+    for i, t in enumerate(times):
+        first.apply(f"s{i}", REPO, "ruff:E501", 1.0, 0.3, t)
+    for i, t in reversed(list(enumerate(times))):
+        second.apply(f"s{i}", REPO, "ruff:E501", 1.0, 0.3, t)
+    assert first.counts(REPO, "ruff:E501", NOW) == pytest.approx(
+        second.counts(REPO, "ruff:E501", NOW), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("days", [0.5, 1.0, 6.9, 0, -30, float("nan"), float("inf"), 4000])
+def test_half_life_outside_the_safe_range_is_refused(days: float) -> None:
+    with pytest.raises(ValueError, match="half_life_days"):
+        InMemoryScoreStore(days)
+
+
+def test_times_beyond_float64_range_are_refused_not_overflowed(store: ScoreStore) -> None:
+    far = EPOCH + 961 * H
+    with pytest.raises(ValueError, match="half-lives"):
+        store.apply("far", REPO, "ruff:B006", 1.0, 0.0, far)
+    with pytest.raises(ValueError, match="half-lives"):
+        store.counts(REPO, "ruff:B006", far)
+    assert store.applied_count() == 0
+
+
+# --- applying signals -----------------------------------------------------------------------
+
+
+def test_a_signal_counts_in_repo_org_and_global_scopes(store: ScoreStore) -> None:
+    store.apply("s1", REPO, "ruff:B006", 1.0, 0.0, NOW)
+    store.apply("s2", "acme/api", "ruff:B006", 0.0, 1.0, NOW)
+    store.apply("s3", "other/x", "ruff:B006", 0.0, 0.5, NOW)
+    assert store.counts(REPO, "ruff:B006", NOW) == pytest.approx((1.0, 0.0))
+    assert store.counts(ORG, "ruff:B006", NOW) == pytest.approx((1.0, 1.0))
+    assert store.counts("*", "ruff:B006", NOW) == pytest.approx((1.0, 1.5))
+    assert store.patterns(ORG) == ["ruff:B006"]
+    assert store.totals("*", "ruff:B006") == Totals(3, 1.0, 1.5)
+
+
+def test_the_same_signal_applied_five_times_counts_once(store: ScoreStore) -> None:
+    results = [store.apply("reaction:42", REPO, "ruff:B006", 1.0, 0.0, NOW) for _ in range(5)]
+    assert results == [True, False, False, False, False]
+    assert store.counts(REPO, "ruff:B006", NOW) == pytest.approx((1.0, 0.0))
+    assert store.counts("*", "ruff:B006", NOW) == pytest.approx((1.0, 0.0))
+    assert store.totals(REPO, "ruff:B006") == Totals(1, 1.0, 0.0)
+    assert store.applied_count() == 1
+
+
+def test_unknown_pattern_has_no_evidence(store: ScoreStore) -> None:
+    assert store.counts(REPO, "never:seen", NOW) == (0.0, 0.0)
+    assert store.totals(REPO, "never:seen") == Totals()
+    assert store.patterns(REPO) == []
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["", "   ", "x" * (MAX_NAME_LEN + 1), "ruff:\nB006", " ruff:B006", "ruff:*", "a*b"],
+)
+def test_malformed_patterns_are_rejected_not_stored(store: ScoreStore, pattern: str) -> None:
+    with pytest.raises(ValueError, match="pattern"):
+        store.apply("s1", REPO, pattern, 1.0, 0.0, NOW)
+    assert store.applied_count() == 0
+    assert store.patterns("*") == []
+    assert store.snapshot() == {}
+
+
+def test_longest_allowed_pattern_is_stored(store: ScoreStore) -> None:
+    pattern = "llm:" + "x" * (MAX_NAME_LEN - 4)
+    assert store.apply("s1", REPO, pattern, 1.0, 0.0, NOW)
+    assert store.patterns(REPO) == [pattern]
+
+
+@pytest.mark.parametrize("repo", ["", "acme", "*", "acme/", "/shop", "acme/sh op", "a/b/c"])
+def test_malformed_repos_are_rejected(store: ScoreStore, repo: str) -> None:
+    with pytest.raises(ValueError, match="repo"):
+        store.apply("s1", repo, "ruff:B006", 1.0, 0.0, NOW)
+    assert store.applied_count() == 0
+
+
+@pytest.mark.parametrize("weight", [-1.0, float("nan"), float("inf"), 1000.0])
+def test_bad_weights_are_rejected(store: ScoreStore, weight: float) -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        store.apply("s1", REPO, "ruff:B006", weight, 0.0, NOW)
+    assert store.applied_count() == 0
+
+
+def test_snapshot_and_replace_all_round_trip(store: ScoreStore) -> None:
+    store.apply("s1", REPO, "ruff:B006", 1.0, 0.0, NOW)
+    store.apply("s2", REPO, "ruff:E501", 0.0, 1.0, NOW)
+    weight = store.decay_weight(NOW)
+    assert store.snapshot()[(REPO, "ruff:B006")] == pytest.approx((weight, 0.0))
+
+    sums = {(REPO, "llm:naming"): (2.0, 3.0), ("*", "llm:naming"): (2.0, 3.0)}
+    store.replace_all(sums, ["x1", "x2"])
+    assert store.snapshot() == sums
+    assert store.applied_count() == 2
+    assert not store.apply("x1", REPO, "llm:naming", 1.0, 0.0, NOW)  # ids were replaced too
+    assert store.apply("s1", REPO, "ruff:B006", 1.0, 0.0, NOW)
+    # report counters are kept unless given
+    assert store.totals(REPO, "ruff:E501") == Totals(1, 0.0, 1.0)
+    store.replace_all(sums, [], totals={(REPO, "llm:naming"): Totals(5, 2.0, 3.0)})
+    assert store.totals(REPO, "ruff:E501") == Totals()
+    assert store.totals(REPO, "llm:naming") == Totals(5, 2.0, 3.0)
+
+
+def test_in_memory_store_is_thread_safe() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+
+    def work(worker: int) -> None:
+        for i in range(500):
+            store.apply(f"w{worker}-{i}", REPO, f"p:{i % 5}", 1.0, 0.5, EPOCH + (i % 3) * H)
+            store.apply(f"shared-{i % 50}", REPO, "p:0", 1.0, 0.0, EPOCH)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.applied_count() == 8 * 500 + 50
+    assert sum(store.totals("*", f"p:{k}").n for k in range(5)) == 8 * 500 + 50
+
+
+# --- persistence and the half-life ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_reopening_with_another_half_life_needs_a_rebuild(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    def open_store(days: float) -> ScoreStore:
+        if kind == "sqlite":
+            return SqliteScoreStore(tmp_path / "s.sqlite3", days)
+        return RedisScoreStore(request.getfixturevalue("redis_url"), days, prefix="kaizen-test")
+
+    first = open_store(30.0)
+    first.apply("s1", REPO, "ruff:B006", 1.0, 0.0, NOW)
+    first.close()
+
+    again = open_store(30.0)  # same half-life: keeps working
+    assert again.counts(REPO, "ruff:B006", NOW) == pytest.approx((1.0, 0.0))
+    again.close()
+
+    other = open_store(60.0)
+    with pytest.raises(NeedsRebuild, match="30 days"):
+        other.counts(REPO, "ruff:B006", NOW)
+    with pytest.raises(NeedsRebuild):
+        other.apply("s2", REPO, "ruff:B006", 1.0, 0.0, NOW)
+    assert other.snapshot()  # a rebuild can still compare against the old sums
+    other.replace_all({(REPO, "ruff:B006"): (other.decay_weight(NOW), 0.0)}, ["s1"])
+    assert other.counts(REPO, "ruff:B006", NOW) == pytest.approx((1.0, 0.0))
+    assert other.apply("s2", REPO, "ruff:B006", 1.0, 0.0, NOW)
+    other.close()
+
+
+# --- posterior --------------------------------------------------------------------------------
+
+
+def test_repo_without_data_gets_exactly_the_org_mean(store: ScoreStore) -> None:
+    feed(store, 30, 10, repo="acme/api")
+    gm = (1 + 30) / (2 + 40)
+    om = (30 + 4 * gm) / (40 + 4)
+    assert mean(posterior(store, "acme/new", "ruff:B006", NOW)) == pytest.approx(om)
+    assert sum(posterior(store, "acme/new", "ruff:B006", NOW)) == pytest.approx(4.0)
+
+
+def test_org_without_data_gets_the_global_mean(store: ScoreStore) -> None:
+    feed(store, 8, 2, repo="other/x")
+    gm = (1 + 8) / (2 + 10)
+    assert mean(posterior(store, "newco/app", "ruff:B006", NOW)) == pytest.approx(gm)
+
+
+def test_never_seen_pattern_gets_the_prior() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    assert posterior(store, REPO, "never:seen", NOW) == pytest.approx((2.0, 2.0))
+    prior = Prior(alpha=3.0, beta=1.0, strength=4.0)
+    assert mean(posterior(store, REPO, "never:seen", NOW, prior)) == pytest.approx(0.75)
+
+
+def test_repo_with_much_data_follows_its_own_rate() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 300, 0, repo="acme/api")  # the org loves it...
+    feed(store, 20, 180, repo="acme/legacy")  # ...this repo does not
+    assert mean(posterior(store, "acme/legacy", "ruff:B006", NOW)) == pytest.approx(0.1, abs=0.02)
+    assert mean(posterior(store, "acme/new", "ruff:B006", NOW)) > 0.6
+
+
+def test_shrink_is_pure_and_prior_validated() -> None:
+    assert shrink((0, 0), (0, 0), (0, 0)) == (2.0, 2.0)
+    with pytest.raises(ValueError):
+        Prior(strength=0)
+
+
+def test_mean_and_interval_closed_forms() -> None:
+    m, lo, hi = mean_and_interval(1.0, 1.0, 0.9)  # uniform
+    assert (m, lo, hi) == pytest.approx((0.5, 0.05, 0.95), abs=1e-12)
+    m, lo, hi = mean_and_interval(2.0, 1.0, 0.9)  # CDF x^2
+    assert (m, lo, hi) == pytest.approx((2 / 3, math.sqrt(0.05), math.sqrt(0.95)), abs=1e-12)
+    with pytest.raises(ValueError):
+        mean_and_interval(0.0, 1.0)
+
+
+def test_beta_functions_match_scipy() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    for a, b in [(0.04, 3.96), (0.5, 0.5), (2.0, 11.0), (7.3, 2.1), (300.0, 900.0)]:
+        for p in [0.001, 0.05, 0.5, 0.9]:
+            assert beta_quantile(p, a, b) == pytest.approx(stats.beta.ppf(p, a, b), rel=1e-9)
+            x = stats.beta.ppf(p, a, b)
+            assert beta_cdf(x, a, b) == pytest.approx(p, abs=1e-10)
+
+
+# --- selection --------------------------------------------------------------------------------
+
+
+def run(store: ScoreStore, candidates: list[Candidate], seed: int = 0, **kw: object) -> Selection:
+    kw.setdefault("budget", 10)
+    return select(candidates, store=store, now=NOW, rng=random.Random(seed), **kw)  # type: ignore[arg-type]
+
+
+def reasons(selection: Selection) -> dict[str, str]:
+    return {d.candidate.key: d.reason for d in selection.posted + selection.suppressed}
+
+
+def test_pattern_accepted_long_ago_and_rejected_lately_is_suppressed() -> None:
+    decayed = InMemoryScoreStore(30.0)
+    undecayed = InMemoryScoreStore(3650.0)
+    for store in (decayed, undecayed):
+        feed(store, 20, 0, at=NOW - 300 * DAY)
+        for day in range(0, 30, 3):
+            feed(store, 0, 1, at=NOW - day * DAY)
+    assert mean(posterior(undecayed, REPO, "ruff:B006", NOW)) > 0.6  # without decay: liked
+    assert mean(posterior(decayed, REPO, "ruff:B006", NOW)) < 0.1
+    for seed in range(20):
+        selection = run(decayed, [cand("c1")], seed)
+        assert reasons(selection) == {"c1": "learned"}
+
+
+def test_security_is_never_suppressed_by_learning_nor_budget() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 0, 50, pattern="secrets:aws-key")
+    feed(store, 50, 0, pattern="ruff:B006")
+    candidates = [cand("k", "secrets:aws-key", severity="security"), cand("b", "ruff:B006")]
+    for seed in range(20):
+        selection = run(store, candidates, seed, budget=0)
+        assert [d.candidate.key for d in selection.posted] == ["k"]
+        assert selection.posted[0].reason == "security"
+        assert reasons(selection)["b"] == "budget"
+
+
+@pytest.mark.parametrize(
+    ("mute", "pattern"),
+    [
+        (Mute(REPO, "ruff:B006", "alice", NOW), "ruff:B006"),
+        (Mute(ORG, "ruff:B006", "alice", NOW), "ruff:B006"),
+        (Mute(REPO, "ruff:*", "alice", NOW), "ruff:E501"),
+        (Mute(ORG, "secrets:*", "alice", NOW), "secrets:aws-key"),
+        (Mute("*", "secrets:aws-key", "ops", NOW), "secrets:aws-key"),
+    ],
+)
+def test_muted_is_never_posted_even_security(mute: Mute, pattern: str) -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 50, 0, pattern=pattern)
+    for severity in ("medium", "security"):
+        selection = run(store, [cand("c", pattern, severity=severity)], mutes=[mute])
+        assert selection.posted == []
+        assert reasons(selection) == {"c": "muted"}
+
+
+def test_mutes_of_other_repos_and_orgs_and_other_families_do_not_apply() -> None:
+    mutes = [
+        Mute("acme/other", "ruff:B006", "a", NOW),
+        Mute("globex", "ruff:*", "a", NOW),
+        Mute(REPO, "ruff:E*", "a", NOW),
+        Mute(REPO, "ruff:B00", "a", NOW),
+    ]
+    assert not is_muted("ruff:B006", REPO, mutes)
+    assert is_muted("ruff:E501", REPO, mutes)
+
+
+def test_store_keeps_mutes_per_scope(store: ScoreStore) -> None:
+    store.mute(REPO, "ruff:*", by="alice", at=NOW)
+    store.mute(ORG, "llm:naming", by="bob", at=NOW + 1)
+    store.mute("globex", "llm:naming", by="carol", at=NOW)
+    assert store.mutes(REPO) == [Mute(REPO, "ruff:*", "alice", NOW)]
+    assert mutes_for(store, REPO) == [
+        Mute(REPO, "ruff:*", "alice", NOW),
+        Mute(ORG, "llm:naming", "bob", NOW + 1),
+    ]
+    assert is_muted("ruff:B006", REPO, mutes_for(store, REPO))
+    assert not is_muted("ruff:B006", "acme/api", mutes_for(store, "acme/api"))
+    assert store.unmute(REPO, "ruff:*")
+    assert not store.unmute(REPO, "ruff:*")
+    assert not is_muted("ruff:B006", REPO, mutes_for(store, REPO))
+    with pytest.raises(ValueError, match="every finding"):
+        store.mute(REPO, "*", by="alice", at=NOW)
+
+
+def test_budget_keeps_the_highest_scores() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 40, 0)
+    candidates = [cand(f"c{i}", severity="medium") for i in range(5)]
+    candidates += [cand("hi", severity="high"), cand("info", severity="info")]
+    selection = run(store, candidates, budget=3)
+    assert len(selection.posted) == 3
+    assert [d.reason for d in selection.posted] == ["selected"] * 3
+    assert {d.reason for d in selection.suppressed} == {"budget"}
+    posted_scores = [d.score for d in selection.posted]
+    assert posted_scores == sorted(posted_scores, reverse=True)
+    assert min(posted_scores) >= max(d.score for d in selection.suppressed)
+    assert "hi" in {d.candidate.key for d in selection.posted}  # weight 1.5 beats 1.0
+    for d in selection.posted + selection.suppressed:
+        assert d.score == pytest.approx(d.sampled * SEVERITY_WEIGHT[d.candidate.severity])
+
+
+def test_selection_is_deterministic_for_a_seed() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 3, 3)
+    candidates = [cand(f"c{i}") for i in range(8)]
+    assert run(store, candidates, seed=7, budget=2) == run(store, candidates, seed=7, budget=2)
+    assert run(store, candidates, seed=7, budget=2) != run(store, candidates, seed=8, budget=2)
+
+
+def test_shadow_log_keeps_the_sampled_scores(store: ScoreStore) -> None:
+    feed(store, 0, 30, pattern="llm:naming")
+    feed(store, 30, 0)
+    candidates = [cand("n1", "llm:naming"), cand("b1"), cand("b2")]
+    selection = run(store, candidates, budget=1)
+    assert {d.reason for d in selection.suppressed} == {"learned", "budget"}
+    for entry in selection.shadow_entries(NOW):
+        store.log_shadow(entry)
+    logged = store.shadow(REPO)
+    expected = [
+        ShadowEntry(REPO, d.candidate.pattern, d.candidate.key, d.sampled, d.reason, NOW)
+        for d in reversed(selection.suppressed)
+    ]
+    assert logged == expected  # newest first, sampled θ kept exactly
+    assert all(0.0 <= e.sampled < 1.0 for e in logged)
+    assert store.shadow("acme/api") == []
+
+
+def test_shadow_log_is_bounded_per_repo(store: ScoreStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scores_module, "SHADOW_KEEP", 3)
+    for i in range(5):
+        store.log_shadow(ShadowEntry(REPO, "ruff:B006", f"k{i}", 0.1, "learned", NOW + i))
+    assert [e.key for e in store.shadow(REPO)] == ["k4", "k3", "k2"]
+    assert [e.key for e in store.shadow(REPO, limit=1)] == ["k4"]
+    assert SHADOW_KEEP == 1000
+
+
+def test_shadow_entries_are_validated(store: ScoreStore) -> None:
+    with pytest.raises(ValueError, match="reason"):
+        store.log_shadow(ShadowEntry(REPO, "ruff:B006", "k", 0.1, "whim", NOW))
+    with pytest.raises(ValueError, match="pattern"):
+        store.log_shadow(ShadowEntry(REPO, "", "k", 0.1, "learned", NOW))
+
+
+def test_neighbour_rejections_hold_back_a_liked_pattern() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 20, 0)
+    for seed in range(20):
+        alone = run(store, [cand("c")], seed)
+        near_rejected = run(store, [cand("c", neighbour_rejects=60.0)], seed)
+        assert reasons(alone) == {"c": "selected"}
+        assert reasons(near_rejected) == {"c": "neighbours"}
+
+
+def test_neighbour_acceptances_favour_a_disliked_pattern() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 0, 20)
+    for seed in range(20):
+        alone = run(store, [cand("c")], seed)
+        near_accepted = run(store, [cand("c", neighbour_accepts=60.0)], seed)
+        assert reasons(alone) == {"c": "learned"}
+        assert reasons(near_accepted) == {"c": "selected"}
+
+
+def test_too_few_neighbours_are_ignored() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 5, 5)
+
+    def outcome(selection: Selection) -> list[tuple[float, str]]:
+        return [(d.sampled, d.reason) for d in selection.posted + selection.suppressed]
+
+    for seed in range(10):
+        alone = run(store, [cand("c")], seed)
+        two_votes = run(store, [cand("c", neighbour_rejects=2.0)], seed, min_neighbours=3)
+        three_votes = run(store, [cand("c", neighbour_rejects=3.0)], seed, min_neighbours=3)
+        assert outcome(two_votes) == outcome(alone)  # the pattern score decides
+        assert outcome(three_votes)[0][0] < outcome(alone)[0][0]  # enough votes: they count
+
+
+def test_unknown_pattern_is_sampled_from_the_prior() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    posted = sum(len(run(store, [cand("c", "brand:new")], seed).posted) for seed in range(200))
+    assert 60 < posted < 140  # Beta(2, 2): about half the time, exploring
+
+
+def test_choose_is_pure_given_posteriors() -> None:
+    candidates = [cand("a"), cand("b", "llm:naming")]
+    posteriors = {(REPO, "ruff:B006"): (50.0, 1.0), (REPO, "llm:naming"): (1.0, 50.0)}
+    selection = choose(candidates, posteriors, rng=random.Random(0), budget=5)
+    assert reasons(selection) == {"a": "selected", "b": "learned"}
+
+
+@pytest.mark.parametrize(
+    ("candidate", "match"),
+    [
+        (cand("c", "x" * 500), "pattern"),
+        (cand("c", ""), "pattern"),
+        (cand("c", severity="critical"), "severity"),
+        (cand("c", repo="acme"), "repo"),
+        (cand("c", neighbour_accepts=-1.0), "neighbour_accepts"),
+    ],
+)
+def test_malformed_candidates_are_rejected(candidate: Candidate, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        run(InMemoryScoreStore(H_DAYS), [candidate])
+
+
+def test_duplicate_candidate_keys_and_bad_budget_are_rejected() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    with pytest.raises(ValueError, match="twice"):
+        run(store, [cand("c"), cand("c")])
+    with pytest.raises(ValueError, match="budget"):
+        run(store, [cand("c")], budget=-1)

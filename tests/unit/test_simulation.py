@@ -1,0 +1,209 @@
+"""The learning simulation: deterministic, fair to every policy, and measuring what it says."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory.simulation import (
+    EXTRA_POLICIES,
+    POLICIES,
+    REPO,
+    VALUABLE,
+    Kaizen,
+    KaizenParams,
+    Trace,
+    average,
+    make_stream,
+    make_team,
+    play,
+    prs_to_recover,
+    rolling_precision,
+    run_simulation,
+    run_simulation_with_curves,
+)
+
+METRICS = {
+    "precision",
+    "recall",
+    "security_recall",
+    "regret",
+    "precision_after_100",
+    "prs_to_recover_after_drift",
+}
+SEEDS = (0, 1, 2, 3)
+PRS = 200
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[dict[str, Any]]:
+    return [run_simulation(PRS, seed) for seed in SEEDS]
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers() -> None:
+    a = run_simulation_with_curves(120, seed=7)
+    b = run_simulation_with_curves(120, seed=7)
+    c = run_simulation(120, seed=8)
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert json.dumps(a[0]["policies"], sort_keys=True) != json.dumps(c["policies"], sort_keys=True)
+
+
+def test_every_policy_sees_the_same_prs_and_reactions() -> None:
+    one, two = make_stream(60, seed=4), make_stream(60, seed=4)
+    assert one == two
+    # the reaction to a finding is drawn with the PR, not by the policy that posts it
+    finding = one.prs[10].findings[0]
+    assert finding.signal in {"thumbs_up", "applied", "thumbs_down", "ignored"}
+    assert finding.accepted == (finding.signal in {"thumbs_up", "applied"})
+
+
+def test_result_has_every_policy_metric_target_and_is_json(runs: list[dict[str, Any]]) -> None:
+    result, curves = run_simulation_with_curves(PRS, seed=0)
+    assert result == runs[0]
+    assert result["prs"] == PRS and result["seed"] == 0
+    assert set(result["policies"]) == set(POLICIES)
+    for metrics in result["policies"].values():
+        assert metrics.keys() >= METRICS
+    assert set(result["targets"]) == {
+        "kaizen_regret_le_30pct_of_eps_greedy",
+        "kaizen_precision_after_100_ge",
+        "kaizen_security_recall_eq",
+        "kaizen_recovers_within_prs",
+    }
+    for verdict in result["targets"].values():
+        assert {"value", "target", "met"} <= verdict.keys()
+        assert isinstance(verdict["met"], bool)
+    assert set(curves["policies"]) == set(POLICIES)
+    for curve in curves["policies"].values():
+        for key in ("cumulative_regret", "rolling_precision", "posted", "accepted"):
+            assert len(curve[key]) == PRS
+    json.dumps(result, allow_nan=False)
+    json.dumps(curves, allow_nan=False)
+
+
+def test_oracle_has_no_regret_and_the_best_precision(runs: list[dict[str, Any]]) -> None:
+    for r in runs:
+        assert r["policies"]["oracle"]["regret"] == 0.0
+        for name, m in r["policies"].items():
+            assert m["regret"] >= -1e-9 or name == "post_all"  # post_all ignores the budget
+    avg = average(runs)["policies"]
+    for name in POLICIES:
+        assert avg["oracle"]["precision"] >= avg[name]["precision"], name
+        assert avg["oracle"]["expected_precision"] >= avg[name]["expected_precision"], name
+
+
+def test_post_all_posts_everything(runs: list[dict[str, Any]]) -> None:
+    for r in runs:
+        m = r["policies"]["post_all"]
+        assert m["recall"] == 1.0
+        assert m["security_recall"] == 1.0
+        assert m["posted_per_pr"] == pytest.approx(r["team"]["findings_per_pr"])
+
+
+def test_security_findings_are_always_posted(runs: list[dict[str, Any]]) -> None:
+    for r in runs:
+        for name in POLICIES:
+            assert r["policies"][name]["security_recall"] == 1.0, (r["seed"], name)
+        assert r["targets"]["kaizen_security_recall_eq"]["met"]
+
+
+def test_budgeted_policies_stay_within_budget() -> None:
+    _, curves = run_simulation_with_curves(PRS, seed=1)
+    stream = make_stream(PRS, seed=1)
+    security = [sum(c.severity == "security" for c in pr.candidates) for pr in stream.prs]
+    for name in ("eps_greedy", "eps_decay", "kaizen", "oracle"):
+        posted = curves["policies"][name]["posted"]
+        assert all(p <= 5 + s for p, s in zip(posted, security, strict=True)), name
+
+
+def test_kaizen_learns(runs: list[dict[str, Any]]) -> None:
+    avg = average(runs)["policies"]
+    assert avg["kaizen"]["regret"] < avg["post_all"]["regret"]
+    assert avg["kaizen"]["precision_after_100"] > avg["post_all"]["precision_after_100"] + 0.2
+
+
+def test_drift_flips_preferences_both_ways_and_never_security() -> None:
+    for seed in SEEDS:
+        team = make_team(seed, prs=PRS)
+        assert team.drift_at == PRS // 2
+        lost = [p for p in team.patterns if p.p_before >= VALUABLE > p.p_after]
+        gained = [p for p in team.patterns if p.p_before < VALUABLE <= p.p_after]
+        assert len(lost) >= 2 and len(gained) >= 2
+        assert sorted(team.flipped) == sorted(p.name for p in lost + gained)
+        assert all(p.p_before == p.p_after for p in team.patterns if p.group == "security")
+        assert all(p.p_before >= 0.9 for p in team.patterns if p.group == "security")
+    # the stream really changes: flipped patterns are accepted at their new rates
+    stream = make_stream(2000, seed=0)
+    team = stream.team
+    flipped = {i for i, p in enumerate(team.patterns) if p.flipped}
+    for phase, prs in (
+        ("before", stream.prs[: team.drift_at]),
+        ("after", stream.prs[team.drift_at :]),
+    ):
+        for i in flipped:
+            outcomes = [f.accepted for pr in prs for f in pr.findings if f.pattern == i]
+            expected = getattr(team.patterns[i], f"p_{phase}")
+            assert len(outcomes) > 30
+            assert np.mean(outcomes) == pytest.approx(expected, abs=0.2), (phase, i)
+
+
+def test_oracle_follows_the_drift() -> None:
+    result = run_simulation(PRS, seed=2)
+    assert result["policies"]["oracle"]["prs_to_recover_after_drift"] == 0
+    assert result["policies"]["oracle"]["recall"] > 0.85
+
+
+def test_rolling_precision_and_recovery() -> None:
+    trace = Trace.empty(6)
+    trace.posted[:] = [2, 2, 0, 4, 2, 2]
+    trace.accepted[:] = [2, 1, 0, 2, 0, 2]
+    roll = rolling_precision(trace, window=2)
+    assert roll[0] == 1.0 and roll[1] == 0.75 and roll[2] == 0.5
+    assert roll[3] == 0.5 and roll[4] == pytest.approx(2 / 6) and roll[5] == 0.5
+    oracle = np.full(10, 0.8)
+    dip = np.array([0.8, 0.8, 0.6, 0.6, 0.7, 0.76, 0.9, 0.78, 0.8, 0.8])
+    assert prs_to_recover(dip, oracle, drift_at=2, window=3) == 3
+    assert prs_to_recover(np.full(10, 0.79), oracle, drift_at=2, window=3) == 0
+    assert prs_to_recover(np.full(10, 0.5), oracle, drift_at=2, window=3) is None
+
+
+def test_kaizen_parameters_reach_the_real_code() -> None:
+    loose = run_simulation(PRS, seed=0, kaizen=KaizenParams(threshold=0.3))
+    strict = run_simulation(PRS, seed=0, kaizen=KaizenParams(threshold=0.9))
+    assert loose["kaizen_params"]["threshold"] == 0.3
+    k_loose, k_strict = loose["policies"]["kaizen"], strict["policies"]["kaizen"]
+    assert k_strict["posted_per_pr"] < k_loose["posted_per_pr"]
+    assert k_strict["security_recall"] == 1.0
+
+
+def test_kaizen_is_the_real_memory_code_fed_every_reaction() -> None:
+    from memory import scores
+
+    stream = make_stream(80, seed=5)
+    kaizen = Kaizen(KaizenParams(), seed=5)
+    assert isinstance(kaizen.store, scores.InMemoryScoreStore)
+    trace = play(stream, kaizen)
+    # every reaction that arrived before the last PR went into the real score store, once
+    last = stream.prs[-1].at
+    delivered = sum(
+        1
+        for pr in stream.prs[:-1]
+        for f in pr.findings
+        if pr.at + f.delay_s <= last and f.key in kaizen.posted_keys
+    )
+    assert kaizen.store.applied_count() == delivered > 0
+    assert trace.posted.sum() == len(kaizen.posted_keys)
+    # what it learned points the right way: a style pattern below a bug pattern
+    now = stream.prs[-1].at
+    style_a, style_b = scores.posterior(kaizen.store, REPO, "style/line-length", now)
+    bug_a, bug_b = scores.posterior(kaizen.store, REPO, "bug/null-dereference", now)
+    assert style_a / (style_a + style_b) < 0.5 < bug_a / (bug_a + bug_b)
+
+
+def test_extra_policies_run_alongside() -> None:
+    result = run_simulation(60, seed=0, include=(*POLICIES, *EXTRA_POLICIES))
+    assert set(result["policies"]) == {*POLICIES, *EXTRA_POLICIES}
+    assert result["policies"]["kaizen_code_defaults"]["security_recall"] == 1.0
