@@ -8,6 +8,7 @@ machine), otherwise in SQLite under the data dir; experiences in a Qdrant server
 from __future__ import annotations
 
 from bot.settings import Settings
+from memory.archive import SignalArchive
 from memory.embedding import make_embedder
 from memory.experiences import ExperienceStore, open_store
 from memory.pending import PendingSignals
@@ -48,5 +49,6 @@ def build_memory(settings: Settings) -> Memory:
         scores=scores,
         trajectories=TrajectoryStore(paths["trajectories"]),
         pending=PendingSignals(paths["pending"]),
+        archive=SignalArchive(paths["archive"]),
         open_experiences=open_experiences,
     )

@@ -41,7 +41,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,6 +332,7 @@ class ExperienceStore:
         *,
         vectors: Sequence[Sequence[float]] | None = None,
         enforce_retention: bool = True,
+        on_delete: Callable[[list[Experience]], None] | None = None,
     ) -> None:
         """Write experiences (new ones whole, existing ones' content only; see module doc).
 
@@ -355,7 +356,7 @@ class ExperienceStore:
                 self._write_chunk(items[start : start + _WRITE_CHUNK], now)
         if enforce_retention:
             for repo in sorted({e.repo for e in experiences}):
-                self.enforce_retention(repo)
+                self.enforce_retention(repo, on_delete=on_delete)
 
     def _write_chunk(
         self, items: list[tuple[str, tuple[Experience, Sequence[float]]]], now: float
@@ -481,10 +482,14 @@ class ExperienceStore:
                 f"could not record signal {record_id} on {id}: too many concurrent writers"
             )
 
-    def enforce_retention(self, repo: str) -> int:
+    def enforce_retention(
+        self, repo: str, *, on_delete: Callable[[list[Experience]], None] | None = None
+    ) -> int:
         """Delete this repo's oldest experiences beyond ``retention_per_repo``.
 
         Returns how many were deleted. Oldest by ``created_at`` (first written).
+        ``on_delete`` sees each batch (with its signals) before it goes, so the caller can
+        archive what scores are built from: a rebuild must still add up after retention.
         """
         self._ensure()
         deleted = 0
@@ -499,11 +504,13 @@ class ExperienceStore:
                     scroll_filter=repo_filter,
                     order_by=models.OrderBy(key="created_at", direction=models.Direction.ASC),
                     limit=min(excess, 1000),
-                    with_payload=False,
+                    with_payload=on_delete is not None,
                     with_vectors=False,
                 )
                 if not oldest:
                     return deleted
+                if on_delete is not None:
+                    on_delete([self._from_payload(r.payload or {}) for r in oldest])
                 self.client.delete(
                     self.collection,
                     models.PointIdsList(points=[r.id for r in oldest]),

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory.archive import SignalArchive
 from memory.experiences import ExperienceStore
 from memory.feedback import DEFAULT_TABLE, Effect, combine, effect_of
 from memory.pending import PendingSignals
@@ -69,11 +70,13 @@ class Memory:
         trajectories: TrajectoryStore,
         pending: PendingSignals,
         open_experiences: Callable[[], ExperienceStore],
+        archive: SignalArchive,
         table: Mapping[str, Effect] = DEFAULT_TABLE,
     ) -> None:
         self.scores = scores
         self.trajectories = trajectories
         self.pending = pending
+        self.archive = archive
         self.table = table
         self._open_experiences = open_experiences
         self._experiences: ExperienceStore | None = None
@@ -91,8 +94,12 @@ class Memory:
     def record_experience(self, experience: Experience) -> str:
         if not experience.created_at:
             experience.created_at = time.time()
-        self.experiences.upsert([experience])
+        self.experiences.upsert([experience], on_delete=self._retire)
         return experience.id
+
+    def _retire(self, experiences: list[Experience]) -> None:
+        """Retention is about to delete these: keep their signals for rebuilds."""
+        self.archive.archive(experiences)
 
     def apply_signal(self, signal: Signal) -> ApplyResult:
         """Experience first, then scores; both idempotent, so any retry order is safe."""
@@ -156,16 +163,18 @@ class Memory:
         before = self.scores.snapshot()
         sums: dict[tuple[str, str], tuple[float, float]] = {}
         applied: list[str] = []
-        for experience in self.experiences.iter_all():
-            for record in experience.extra.get("signals", []):
-                applied.append(str(record["id"]))
-                weight = self.scores.decay_weight(float(record["at"]))
-                for scope in scopes_for(experience.repo):
-                    a, b = sums.get((scope, experience.pattern), (0.0, 0.0))
-                    sums[(scope, experience.pattern)] = (
-                        a + float(record["alpha"]) * weight,
-                        b + float(record["beta"]) * weight,
-                    )
+        records = [
+            (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
+            for e in self.experiences.iter_all()
+            for r in e.extra.get("signals", [])
+        ]
+        records.extend(self.archive.iter_signals())
+        for signal_id, repo, pattern, alpha, beta, at in records:
+            applied.append(signal_id)
+            weight = self.scores.decay_weight(at)
+            for scope in scopes_for(repo):
+                a, b = sums.get((scope, pattern), (0.0, 0.0))
+                sums[(scope, pattern)] = (a + alpha * weight, b + beta * weight)
         differences = []
         worst = 0.0
         for key in sorted(set(before) | set(sums)):
@@ -211,5 +220,6 @@ def default_paths(data_dir: Path) -> dict[str, Path]:
         "scores": data_dir / "scores.sqlite3",
         "trajectories": data_dir / "trajectories.sqlite3",
         "pending": data_dir / "pending_signals.sqlite3",
+        "archive": data_dir / "archived_signals.sqlite3",
         "embeddings": data_dir / "embeddings.sqlite3",
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.archive import SignalArchive
 from memory.embedding import CachedEmbedder, Embedder, LocalEmbedder
 from memory.experiences import ExperienceStore, open_store
 from memory.feedback import UnknownSignal
@@ -32,6 +33,7 @@ def build(data: Path, embedder: Embedder, *, url: str | None = None) -> Memory:
         scores=SqliteScoreStore(paths["scores"], half_life_days=60),
         trajectories=TrajectoryStore(paths["trajectories"]),
         pending=PendingSignals(paths["pending"]),
+        archive=SignalArchive(paths["archive"]),
         open_experiences=lambda: open_store(
             url=url, api_key=None, path=data / "qdrant", embedder=embedder, timeout=2
         ),
@@ -166,10 +168,36 @@ def test_experience_store_is_opened_only_when_needed(tmp_path: Path, embedder: E
         scores=SqliteScoreStore(paths["scores"], half_life_days=60),
         trajectories=TrajectoryStore(paths["trajectories"]),
         pending=PendingSignals(paths["pending"]),
+        archive=SignalArchive(paths["archive"]),
         open_experiences=opener,
     )
     mem.scores.patterns("*")
     assert opened == []
     mem.record_experience(comment("g"))
     assert len(opened) == 1
+    mem.close()
+
+
+def test_rebuild_still_adds_up_after_retention_deleted_old_experiences(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    paths = default_paths(tmp_path)
+    mem = Memory(
+        scores=SqliteScoreStore(paths["scores"], half_life_days=60),
+        trajectories=TrajectoryStore(paths["trajectories"]),
+        pending=PendingSignals(paths["pending"]),
+        archive=SignalArchive(paths["archive"]),
+        open_experiences=lambda: open_store(
+            url=None, api_key=None, path=tmp_path / "q", embedder=embedder, retention_per_repo=3
+        ),
+    )
+    for i in range(6):
+        exp_id = mem.record_experience(comment(f"old{i}", text=f"finding number {i}"))
+        mem.apply_signal(signal(exp_id, f"sig:old{i}", kind="thumbs_down"))
+    mem.record_experience(comment("newest", text="the newest finding"))
+    assert mem.experiences.count(REPO) == 3
+    assert mem.archive.count() >= 3
+    report = mem.rebuild()
+    assert report.unchanged, report.differences
+    assert report.signals == 6
     mem.close()
