@@ -26,6 +26,7 @@ TASK_ROUTES: dict[str, dict[str, str]] = {
     "kaizen.finalize_pull_request": {"queue": "feedback"},
     "kaizen.installation_changed": {"queue": "feedback"},
     "kaizen.purge_deliveries": {"queue": "feedback"},
+    "kaizen.retry_pending_signals": {"queue": "feedback"},
 }
 
 # Long tasks (fixes run test suites) must stay invisible to other workers for longer than
@@ -72,6 +73,7 @@ def make_celery(settings: Settings, *, publisher: bool = False) -> KaizenCelery:
         "imports": ["workers.tasks"],
         "beat_schedule": {
             "purge-deliveries": {"task": "kaizen.purge_deliveries", "schedule": 3600.0},
+            "retry-pending-signals": {"task": "kaizen.retry_pending_signals", "schedule": 300.0},
         },
         "beat_schedule_filename": str(settings.data_dir / "celerybeat-schedule"),
         "timezone": "UTC",

@@ -6,13 +6,16 @@ import threading
 from dataclasses import dataclass, field
 
 from bot.github import GitHubApp
+from bot.memory_setup import build_memory
 from bot.settings import Settings
+from memory.service import Memory
 
 
 @dataclass
 class WorkerContext:
     settings: Settings
     _github: GitHubApp | None = field(default=None, repr=False)
+    _memory: Memory | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -22,6 +25,14 @@ class WorkerContext:
             if self._github is None:
                 self._github = GitHubApp(self.settings)
             return self._github
+
+    @property
+    def memory(self) -> Memory:
+        """Kaizen's memory; embedded Qdrant is only opened when an experience is touched."""
+        with self._lock:
+            if self._memory is None:
+                self._memory = build_memory(self.settings)
+            return self._memory
 
 
 _contexts: dict[int, WorkerContext] = {}

@@ -133,6 +133,18 @@ def purge_deliveries(self: Task) -> dict[str, Any]:
     return {"status": "purged", "count": ledger.purge()}
 
 
+@shared_task(bind=True, name="kaizen.retry_pending_signals")
+def retry_pending_signals(self: Task) -> dict[str, Any]:
+    """Apply feedback parked while the experience store was unreachable."""
+    memory = _context(self).memory
+    waiting = memory.pending.count()
+    if not waiting:  # cheap: never opens (and locks) embedded Qdrant for nothing
+        return {"status": "idle"}
+    applied = memory.retry_pending()
+    log.info("applied %d of %d parked signals", applied, waiting)
+    return {"status": "retried", "applied": applied, "waiting": waiting}
+
+
 # -- task metrics ------------------------------------------------------------------------
 
 _metrics: Metrics | None = None

@@ -201,3 +201,25 @@ def test_rebuild_still_adds_up_after_retention_deleted_old_experiences(
     assert report.unchanged, report.differences
     assert report.signals == 6
     mem.close()
+
+
+def test_the_periodic_task_applies_parked_signals(tmp_path: Path, embedder: Embedder) -> None:
+    from bot.settings import Settings
+    from workers.celery_app import make_celery
+
+    seeded = build(tmp_path, embedder)
+    exp_id = seeded.record_experience(comment("p"))
+    seeded.close()
+    down = build(tmp_path, embedder, url=f"http://127.0.0.1:{free_port()}")
+    assert down.apply_signal(signal(exp_id, "reaction:p")).status == "pending"
+    down.close()
+
+    app = make_celery(Settings(data_dir=tmp_path, qdrant_path=tmp_path / "qdrant"))
+    import workers.tasks  # noqa: F401 - registers the tasks with the app
+
+    task = app.tasks["kaizen.retry_pending_signals"]
+    assert task.apply().get() == {"status": "retried", "applied": 1, "waiting": 1}
+    assert task.apply().get() == {"status": "idle"}
+    from workers.context import context_for
+
+    context_for(app.settings).memory.close()
