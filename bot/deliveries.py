@@ -8,12 +8,13 @@ delivery the broker never took is not recorded as handled: GitHub shows it as fa
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from pathlib import Path
 from typing import Protocol
 
 import redis
+
+from memory.sqlite import LocalSQLite
 
 
 class LedgerUnavailable(Exception):
@@ -73,22 +74,15 @@ class SqliteLedger:
     """Claims in a SQLite file, for the embedded single-machine setup."""
 
     def __init__(self, path: Path, *, ttl_s: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
+        self._db = LocalSQLite(path, timeout_s=10)
         self._ttl = ttl_s
-        self._local = threading.local()
         with self._connect() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, claimed_at REAL)"
             )
 
     def _connect(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self._path, timeout=10, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            self._local.conn = conn
-        return conn
+        return self._db.conn()
 
     def claim(self, delivery_id: str) -> bool:
         now = time.time()

@@ -7,32 +7,21 @@ rebuild`` still reproduces the live scores after retention has run.
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from memory.sqlite import LocalSQLite
 from memory.types import Experience
 
 
 class SignalArchive:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
-        self._local = threading.local()
-        self._conn().execute(
+        self._db = LocalSQLite(path)
+        self._db.conn().execute(
             "CREATE TABLE IF NOT EXISTS archived_signals ("
             " id TEXT PRIMARY KEY, repo TEXT NOT NULL, pattern TEXT NOT NULL,"
             " alpha REAL NOT NULL, beta REAL NOT NULL, at REAL NOT NULL)"
         )
-
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            self._local.conn = conn
-        return conn
 
     def archive(self, experiences: Sequence[Experience]) -> int:
         rows = [
@@ -40,7 +29,7 @@ class SignalArchive:
             for e in experiences
             for r in e.extra.get("signals", [])
         ]
-        conn = self._conn()
+        conn = self._db.conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany(
@@ -54,9 +43,9 @@ class SignalArchive:
 
     def iter_signals(self) -> Iterator[tuple[str, str, str, float, float, float]]:
         """(id, repo, pattern, alpha, beta, at) for every archived signal."""
-        yield from self._conn().execute(
+        yield from self._db.conn().execute(
             "SELECT id, repo, pattern, alpha, beta, at FROM archived_signals ORDER BY id"
         )
 
     def count(self) -> int:
-        return int(self._conn().execute("SELECT COUNT(*) FROM archived_signals").fetchone()[0])
+        return int(self._db.conn().execute("SELECT COUNT(*) FROM archived_signals").fetchone()[0])

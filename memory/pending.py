@@ -8,37 +8,26 @@ so a signal parked twice, or swept by two workers at once, still counts once.
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
 
+from memory.sqlite import LocalSQLite
 from memory.types import Signal
 
 
 class PendingSignals:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
-        self._local = threading.local()
-        with self._conn() as conn:
+        self._db = LocalSQLite(path)
+        with self._db.conn() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS pending_signals ("
                 " id TEXT PRIMARY KEY, signal TEXT NOT NULL, parked_at REAL NOT NULL,"
                 " attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT)"
             )
 
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            self._local.conn = conn
-        return conn
-
     def park(self, signal: Signal, error: str) -> None:
-        self._conn().execute(
+        self._db.conn().execute(
             "INSERT INTO pending_signals (id, signal, parked_at, attempts, last_error)"
             " VALUES (?, ?, ?, 1, ?) ON CONFLICT(id) DO UPDATE SET"
             " attempts = attempts + 1, last_error = excluded.last_error",
@@ -46,12 +35,12 @@ class PendingSignals:
         )
 
     def done(self, signal_id: str) -> None:
-        self._conn().execute("DELETE FROM pending_signals WHERE id = ?", (signal_id,))
+        self._db.conn().execute("DELETE FROM pending_signals WHERE id = ?", (signal_id,))
 
     def all(self) -> list[Signal]:
-        rows = self._conn().execute("SELECT signal FROM pending_signals ORDER BY parked_at")
+        rows = self._db.conn().execute("SELECT signal FROM pending_signals ORDER BY parked_at")
         return [Signal(**json.loads(row[0])) for row in rows]
 
     def count(self) -> int:
-        row = self._conn().execute("SELECT COUNT(*) FROM pending_signals").fetchone()
+        row = self._db.conn().execute("SELECT COUNT(*) FROM pending_signals").fetchone()
         return int(row[0])
