@@ -127,10 +127,14 @@ def _memory_stats(args: argparse.Namespace) -> int:
 
 def _memory_rebuild(args: argparse.Namespace) -> int:
     from bot.memory_setup import build_memory
+    from memory.experiences import ExperienceStoreError
 
     memory = build_memory(load_settings())
     try:
         report = memory.rebuild()
+    except ExperienceStoreError as exc:
+        print(f"kaizen memory rebuild: {exc}", file=sys.stderr)
+        return 1
     finally:
         memory.close()
     print(
@@ -146,6 +150,7 @@ def _feedback(args: argparse.Namespace) -> int:
     import uuid
 
     from bot.memory_setup import build_memory
+    from memory.experiences import ExperienceStoreError
     from memory.feedback import UnknownSignal
     from memory.service import UnknownExperience
     from memory.types import Signal
@@ -170,6 +175,9 @@ def _feedback(args: argparse.Namespace) -> int:
     except (UnknownSignal, UnknownExperience) as exc:
         print(f"kaizen feedback: {exc}", file=sys.stderr)
         return 2
+    except ExperienceStoreError as exc:
+        print(f"kaizen feedback: {exc}", file=sys.stderr)
+        return 1
     finally:
         memory.close()
     print(f"{result.status}: {experience.pattern} in {experience.repo} is now {result.outcome}")

@@ -122,3 +122,18 @@ def test_simulate_prints_json_with_every_policys_metrics(tmp_path: Path) -> None
             assert key in metrics
     assert result["policies"]["oracle"]["regret"] == 0
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_feedback_while_another_process_holds_embedded_storage_is_a_clear_error(
+    seeded: tuple[Path, str],
+) -> None:
+    data, exp_id = seeded
+    holder = build_memory(Settings(data_dir=data))
+    holder.experiences.count()  # this process now holds the embedded store
+    try:
+        done = run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_up")
+    finally:
+        holder.close()
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "KAIZEN_QDRANT_URL" in done.stderr
