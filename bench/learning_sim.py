@@ -7,6 +7,7 @@ writes ``bench/results/learning_sim.json`` and ``bench/results/learning_sim.png`
     .venv/bin/python bench/learning_sim.py [--prs 1000] [--seed 0] [--seeds 5] [--json]
                                            [--png PATH] [--threshold T] [--half-life D]
                                            [--ignored-beta B] [--prior-strength S]
+                                           [--confidence C]
                                            [--silent-accept-share F] [--no-extras] [--sweep]
 
 Besides the five policies it also runs, for reference, Kaizen with the code's own defaults
@@ -145,10 +146,11 @@ def plot(all_curves: list[dict[str, Any]], path: Path, prs: int, seeds: list[int
 
 
 SWEEP_GRID = {
-    "threshold": (0.5, 0.55, 0.6),
-    "half_life_days": (14.0, 30.0, 60.0),
+    "threshold": (0.5, 0.55),
+    "half_life_days": (20.0, 30.0, 45.0),
     "ignored_beta": (0.3, 0.6, 1.0),
-    "strength": (4.0, 16.0, 64.0),
+    "strength": (2.0, 4.0),
+    "confidence": (0.0, 64.0, 256.0, 1024.0),
 }
 
 
@@ -158,7 +160,7 @@ def _sweep_one(job: tuple[int, list[int], dict[str, float], float]) -> dict[str,
         threshold=point["threshold"],
         half_life_days=point["half_life_days"],
         ignored_beta=point["ignored_beta"],
-        prior={**CHOSEN_PRIOR, "strength": point["strength"]},
+        prior={**CHOSEN_PRIOR, "strength": point["strength"], "confidence": point["confidence"]},
     )
     runs = [
         run_simulation(
@@ -199,7 +201,8 @@ def sweep(prs: int, seeds: list[int], silent: float) -> list[dict[str, Any]]:
             rows.append(r)
             print(
                 f"thr {r['threshold']:<5} half-life {r['half_life_days']:>3.0f}d "
-                f"ignored {r['ignored_beta']:<4} strength {r['strength']:>3.0f}  "
+                f"ignored {r['ignored_beta']:<4} strength {r['strength']:>3.0f} "
+                f"confidence {r['confidence']:>4.0f}  "
                 f"regret {r['regret']:6.1f} (noise {r['regret_noise']:5.1f}) "
                 f"ratio {r['regret_ratio']:.3f}  prec@100+ {r['precision_after_100']:.3f} "
                 f"recall {r['recall']:.3f}  recover {r['recover']:3.0f} "
@@ -226,6 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--half-life", type=float, default=defaults.half_life_days)
     parser.add_argument("--ignored-beta", type=float, default=defaults.ignored_beta)
     parser.add_argument("--prior-strength", type=float, default=defaults.prior["strength"])
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=defaults.prior["confidence"],
+        help="sample θ as if the posterior rested on this many more signals (0: plain)",
+    )
     parser.add_argument(
         "--silent-accept-share",
         type=float,
@@ -255,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         threshold=args.threshold,
         half_life_days=args.half_life,
         ignored_beta=args.ignored_beta,
-        prior={**CHOSEN_PRIOR, "strength": args.prior_strength},
+        prior={**CHOSEN_PRIOR, "strength": args.prior_strength, "confidence": args.confidence},
     )
     include = POLICIES if args.no_extras else (*POLICIES, *EXTRA_POLICIES)
     started = time.perf_counter()

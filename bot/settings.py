@@ -79,7 +79,7 @@ class Settings(BaseSettings):
     # Memory and learning.
     embedder: Literal["local", "openai"] = "local"
     embedding_model: str = "text-embedding-3-small"  # only for embedder=openai
-    learning_half_life_days: float = Field(default=60.0, ge=7.0, le=3650.0)
+    learning_half_life_days: float = Field(default=30.0, ge=7.0, le=3650.0)
     retention_per_repo: int = Field(default=20000, ge=100)
 
     # Webhook intake.

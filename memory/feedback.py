@@ -70,7 +70,11 @@ def _check_weight(name: str, value: object) -> float:
     return number
 
 
-# ~3 ignores weigh like one 👎 (as Greptile found): silence is weak evidence, not none.
+# Silence is weaker evidence than a 👎, but not much weaker: most rejections are silent
+# (nobody bothers to click 👎), so at the 0.3 once used here a pattern accepted only a
+# third of the time still averaged 0.5 and kept being posted. The learning simulation
+# (``bench/learning_sim.py``) found 0.6 best both when silence always means no and when
+# some accepted comments get no reaction either (1.0 is best only in the first case).
 DEFAULT_TABLE: Mapping[str, Effect] = MappingProxyType(
     {
         "thumbs_up": Effect(Outcome.ACCEPTED, 1.0, 0.0),
@@ -79,8 +83,10 @@ DEFAULT_TABLE: Mapping[str, Effect] = MappingProxyType(
         "thumbs_down": Effect(Outcome.REJECTED, 0.0, 1.0),
         "bad": Effect(Outcome.REJECTED, 0.0, 1.0),  # /kaizen bad
         "addressed": Effect(Outcome.ADDRESSED, 0.8, 0.0),  # lines changed, then resolved
-        "dismissed": Effect(Outcome.DISMISSED, 0.0, 0.5),  # resolved with no change
-        "ignored": Effect(Outcome.IGNORED, 0.0, 0.3),  # no signal by PR close
+        "dismissed": Effect(
+            Outcome.DISMISSED, 0.0, 0.8
+        ),  # resolved with no change: a firmer no than silence
+        "ignored": Effect(Outcome.IGNORED, 0.0, 0.6),  # no signal by PR close
         "fix_merged": Effect(Outcome.ACCEPTED, 1.0, 0.0),
         "fix_merged_edited": Effect(Outcome.PARTLY, 0.5, 0.5),  # >= 25 % lines edited
         "fix_closed": Effect(Outcome.REJECTED, 0.0, 1.0),

@@ -207,3 +207,15 @@ def test_extra_policies_run_alongside() -> None:
     result = run_simulation(60, seed=0, include=(*POLICIES, *EXTRA_POLICIES))
     assert set(result["policies"]) == {*POLICIES, *EXTRA_POLICIES}
     assert result["policies"]["kaizen_code_defaults"]["security_recall"] == 1.0
+
+
+def test_the_chosen_parameters_are_the_codes_defaults() -> None:
+    from memory import feedback, scores
+
+    params = KaizenParams()
+    default = scores.Prior()
+    assert scores.Prior(**params.prior) == default
+    assert params.half_life_days == scores.DEFAULT_HALF_LIFE_DAYS
+    assert params.as_dict()["ignored_beta"] == feedback.DEFAULT_TABLE["ignored"].beta
+    result = run_simulation(60, seed=0, include=("kaizen", "kaizen_code_defaults"))
+    assert result["policies"]["kaizen"] == result["policies"]["kaizen_code_defaults"]
