@@ -1,0 +1,217 @@
+"""Per-run overhead of the sandbox backends against a bare subprocess.
+
+Two workloads, each run ``--runs`` times per target (after one warm-up), medians reported:
+
+* ``python -c pass``: the fixed cost of starting a contained process;
+* a small pytest suite: a fresh temporary workspace with 5 trivial tests.
+
+Targets:
+
+* ``bare``: ``subprocess.run`` of the same command on the host (no containment);
+* ``bwrap``: ``workers.sandbox.bwrap.BwrapSandbox`` when that module exists;
+* ``docker``: ``workers.sandbox.docker.DockerSandbox`` (the SDK path: create, attach,
+  start, wait, remove);
+* ``docker_run``: plain ``docker run --rm --network none IMAGE ...`` through the CLI, the
+  reference for the Docker backend (for pytest, with the workspace bind-mounted too).
+
+Goals: bubblewrap adds under 20 ms over bare; the Docker backend is within 1.2x of plain
+``docker run``. Prints a table and writes ``bench/results/sandbox_overhead.json``.
+
+    .venv/bin/python bench/sandbox_overhead.py [--runs 15] [--image kaizen-sandbox:latest]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from workers.sandbox.base import Limits  # noqa: E402
+from workers.sandbox.docker import DockerSandbox, docker_available  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "sandbox_overhead.json"
+BWRAP_TARGET_MS = 20.0
+DOCKER_TARGET_RATIO = 1.2
+SUITE = "def test_{n}():\n    assert {n} + 1 == {m}\n"
+
+
+def make_suite() -> Path:
+    ws = Path(tempfile.mkdtemp(prefix="kaizen-bench-ws-"))
+    ws.chmod(0o755)  # plain ``docker run`` runs as the image's uid 10001
+    for n in range(5):
+        (ws / f"test_t{n}.py").write_text(SUITE.format(n=n, m=n + 1))
+    return ws
+
+
+def measure(fn: Callable[[Path], None], runs: int) -> dict[str, Any]:
+    """Median/min/max wall seconds of ``fn(workspace)``, each on a fresh suite copy."""
+    times: list[float] = []
+    for i in range(runs + 1):
+        ws = make_suite()
+        try:
+            start = time.perf_counter()
+            fn(ws)
+            elapsed = time.perf_counter() - start
+        finally:
+            shutil.rmtree(ws, ignore_errors=True)
+        if i:  # the first run warms caches
+            times.append(elapsed)
+    return {
+        "median_ms": round(statistics.median(times) * 1000, 1),
+        "min_ms": round(min(times) * 1000, 1),
+        "max_ms": round(max(times) * 1000, 1),
+        "runs": runs,
+    }
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        raise RuntimeError(what)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--image", default="kaizen-sandbox:latest")
+    args = parser.parse_args()
+
+    limits = Limits(timeout_s=120)
+    # The venv's pytest and the image's differ in installed plugins; no autoloading keeps
+    # the suite's own cost comparable between host and container interpreters.
+    env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    pytest_args = ["-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    workloads = {
+        "python_pass": (["-c", "pass"], lambda out: True),
+        "pytest_5_tests": (pytest_args, lambda out: "5 passed" in out),
+    }
+    # The host interpreter that has pytest: the one running this script.
+    host_python = sys.executable
+
+    targets: dict[str, Callable[[list[str], Callable[[str], bool]], Callable[[Path], None]]] = {}
+
+    def bare(argv: list[str], ok: Callable[[str], bool]) -> Callable[[Path], None]:
+        def go(ws: Path) -> None:
+            p = subprocess.run(
+                [host_python, *argv],
+                cwd=ws,
+                capture_output=True,
+                text=True,
+                env={**os.environ, **env},
+            )
+            check(p.returncode == 0 and ok(p.stdout), f"bare: {p}")
+
+        return go
+
+    targets["bare"] = bare
+    notes: dict[str, str] = {}
+
+    try:
+        bwrap_mod = importlib.import_module("workers.sandbox.bwrap")
+        bwrap_sb = bwrap_mod.BwrapSandbox()
+
+        def bwrap(argv: list[str], ok: Callable[[str], bool]) -> Callable[[Path], None]:
+            def go(ws: Path) -> None:
+                # bwrap shares the host's files: the same interpreter as ``bare``.
+                r = bwrap_sb.run([host_python, *argv], workspace=ws, limits=limits, env=env)
+                check(r.exit_code == 0 and ok(r.stdout), f"bwrap: {r}")
+
+            return go
+
+        targets["bwrap"] = bwrap
+    except Exception as exc:  # module not written yet, or bwrap cannot run here
+        notes["bwrap"] = f"skipped: {type(exc).__name__}: {exc}"
+
+    reason = docker_available(args.image)
+    if reason is None:
+        docker_sb = DockerSandbox(image=args.image)
+
+        def docker_backend(argv: list[str], ok: Callable[[str], bool]) -> Callable[[Path], None]:
+            def go(ws: Path) -> None:
+                r = docker_sb.run(["python3", *argv], workspace=ws, limits=limits, env=env)
+                check(r.exit_code == 0 and ok(r.stdout), f"docker: {r}")
+
+            return go
+
+        def docker_run(argv: list[str], ok: Callable[[str], bool]) -> Callable[[Path], None]:
+            def go(ws: Path) -> None:
+                mount = ["-v", f"{ws}:/workspace"] if "pytest" in argv else []
+                cmd = ["docker", "run", "--rm", "--network", "none", *mount]
+                cmd += [f"-e{k}={v}" for k, v in env.items()] + [args.image]
+                p = subprocess.run([*cmd, "python3", *argv], capture_output=True, text=True)
+                check(p.returncode == 0 and ok(p.stdout), f"docker run: {p}")
+
+            return go
+
+        targets["docker"] = docker_backend
+        targets["docker_run"] = docker_run
+    else:
+        notes["docker"] = f"skipped: {reason}"
+
+    results: dict[str, dict[str, Any]] = {}
+    for workload, (argv, ok) in workloads.items():
+        results[workload] = {}
+        for target, make in targets.items():
+            try:
+                results[workload][target] = measure(make(argv, ok), args.runs)
+            except Exception as exc:  # one target failing must not hide the others
+                notes[f"{workload}/{target}"] = f"failed: {str(exc)[:500]}"
+                print(f"{workload:16} {target:11} FAILED {str(exc)[:300]}", flush=True)
+                continue
+            print(f"{workload:16} {target:11} {results[workload][target]}", flush=True)
+
+    verdict: dict[str, Any] = {}
+    for workload, row in results.items():
+        v: dict[str, Any] = {}
+        if "bwrap" in row and "bare" in row:
+            added = row["bwrap"]["median_ms"] - row["bare"]["median_ms"]
+            v["bwrap_added_ms"] = round(added, 1)
+            v["bwrap_ok"] = added < BWRAP_TARGET_MS
+        if "docker" in row and "docker_run" in row and "bare" in row:
+            added = row["docker"]["median_ms"] - row["bare"]["median_ms"]
+            ratio = row["docker"]["median_ms"] / row["docker_run"]["median_ms"]
+            v["docker_added_ms"] = round(added, 1)
+            v["docker_vs_docker_run"] = round(ratio, 3)
+            v["docker_ok"] = ratio <= DOCKER_TARGET_RATIO
+        verdict[workload] = v
+
+    report = {
+        "benchmark": "sandbox_overhead",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        },
+        "runs": args.runs,
+        "image": args.image,
+        "targets": {
+            "bwrap_added_ms_under": BWRAP_TARGET_MS,
+            "docker_vs_docker_run_at_most": DOCKER_TARGET_RATIO,
+        },
+        "results": results,
+        "verdict": verdict,
+        "notes": notes,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({"verdict": verdict, "notes": notes}, indent=2))
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,393 @@
+"""Containment of the Docker sandbox backend, against a real Docker engine.
+
+Each test runs hostile or sloppy code in ``DockerSandbox`` and checks it stays inside:
+no network (neither the internet nor the host's loopback), the pids limit stops a fork
+bomb, the memory limit kills a hog (reported ``oom_killed``), the time limit kills an
+endless loop and leaves no container behind, the root filesystem is read-only, the
+host's environment and files are invisible, gigabytes of output are cut without the
+parent's memory growing, and normal and pytest runs come back as they should.
+
+Skipped when no engine/image is available, unless ``KAIZEN_REQUIRE_SANDBOXES=1`` (set by
+CI), where that is a failure instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import subprocess
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workers.sandbox.base import Limits, RunResult, sandbox_env
+from workers.sandbox.docker import LABEL, DockerSandbox, docker_available, prune_leftovers
+
+IMAGE = os.environ.get("KAIZEN_TEST_SANDBOX_IMAGE", "kaizen-sandbox:latest")
+_REASON = docker_available(IMAGE)
+if _REASON is not None:
+    if os.environ.get("KAIZEN_REQUIRE_SANDBOXES") == "1":
+        raise RuntimeError(
+            f"KAIZEN_REQUIRE_SANDBOXES=1 but the Docker sandbox cannot run: {_REASON}"
+        )
+    pytest.skip(f"Docker sandbox unavailable: {_REASON}", allow_module_level=True)
+
+pytestmark = pytest.mark.slow
+
+FAKE_TOKEN = "ghs_FAKEtoken0123456789abcdefSECRET"
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> DockerSandbox:
+    return DockerSandbox(image=IMAGE)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+def run_py(
+    sandbox: DockerSandbox,
+    workspace: Path,
+    code: str,
+    env: dict[str, str] | None = None,
+    **limits: Any,
+) -> RunResult:
+    lim = Limits(**{"timeout_s": 30.0, **limits})
+    return sandbox.run(
+        ["python3", "-c", textwrap.dedent(code)], workspace=workspace, limits=lim, env=env
+    )
+
+
+def junit(path: Path) -> ET.Element:
+    return ET.parse(path).getroot()  # noqa: S314 - written by the tests below
+
+
+def leftover_containers() -> list[str]:
+    out = subprocess.run(
+        ["docker", "ps", "-a", "-q", "--filter", f"label={LABEL}=1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.split()
+
+
+# -- ordinary runs -----------------------------------------------------------------------
+
+
+def test_normal_run_exit_code_and_streams(sandbox: DockerSandbox, workspace: Path) -> None:
+    (workspace / "data.txt").write_text("from the host\n")
+    r = run_py(
+        sandbox,
+        workspace,
+        """
+        import os, sys
+        print(open("data.txt").read().strip(), os.getcwd(), os.getuid(), os.getgid())
+        print("to stderr", file=sys.stderr)
+        open("/workspace/made.txt", "w").write("made inside")
+        sys.exit(3)
+        """,
+    )
+    assert r.exit_code == 3, r
+    assert r.stdout == "from the host /workspace 10001 10001\n"
+    assert r.stderr == "to stderr\n"
+    assert not (r.timed_out or r.oom_killed or r.output_truncated)
+    assert r.backend == "docker"
+    assert (workspace / "made.txt").read_text() == "made inside"
+    assert leftover_containers() == []
+
+
+def test_pytest_run_writes_junit_into_workspace(sandbox: DockerSandbox, workspace: Path) -> None:
+    (workspace / "test_math.py").write_text(
+        "def test_ok():\n    assert 1 + 1 == 2\n\ndef test_bad():\n    assert 1 + 1 == 3\n"
+    )
+    r = sandbox.run(
+        ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=report.xml"],
+        workspace=workspace,
+        limits=Limits(timeout_s=60),
+    )
+    assert r.exit_code == 1, r
+    assert "1 failed, 1 passed" in r.stdout
+    suite = junit(workspace / "report.xml").find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+
+
+# -- containment ---------------------------------------------------------------------------
+
+
+def test_no_network(sandbox: DockerSandbox, workspace: Path) -> None:
+    r = run_py(
+        sandbox,
+        workspace,
+        """
+        import socket
+        for host, port in [("1.1.1.1", 443), ("8.8.8.8", 53), ("127.0.0.1", 6379)]:
+            try:
+                socket.create_connection((host, port), timeout=3).close()
+                print(host, "CONNECTED")
+            except OSError as exc:
+                print(host, "refused", type(exc).__name__, exc.errno)
+        try:
+            socket.getaddrinfo("github.com", 443)
+            print("dns RESOLVED")
+        except OSError:
+            print("dns failed")
+        print(sorted(l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:]))
+        """,
+    )
+    assert r.exit_code == 0, r
+    assert "CONNECTED" not in r.stdout and "RESOLVED" not in r.stdout, r.stdout
+    assert r.stdout.count("refused") == 3
+    assert "dns failed" in r.stdout
+    assert r.stdout.strip().splitlines()[-1] == "['lo']"  # loopback only
+
+
+def test_fork_bomb_stopped_by_pids_limit(sandbox: DockerSandbox, workspace: Path) -> None:
+    # Counted: forks start failing at the pids limit.
+    r = run_py(
+        sandbox,
+        workspace,
+        """
+        import os, time
+        kids = 0
+        try:
+            for _ in range(1000):
+                if os.fork() == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                kids += 1
+        except OSError as exc:
+            print("fork failed", exc.errno)
+        print("children", kids)
+        """,
+        pids=64,
+    )
+    assert "fork failed 11" in r.stdout, r  # EAGAIN
+    kids = int(r.stdout.split("children")[1])
+    assert 10 < kids < 64
+    # A real bash fork bomb: contained, killed at the time limit, nothing left behind.
+    start = time.monotonic()
+    r = sandbox.run(
+        ["bash", "-c", ":(){ :|:& };:; sleep 30"],
+        workspace=workspace,
+        limits=Limits(timeout_s=4, pids=64),
+    )
+    assert time.monotonic() - start < 20
+    assert r.timed_out or r.exit_code is not None
+    assert leftover_containers() == []
+
+
+def test_memory_hog_is_oom_killed(sandbox: DockerSandbox, workspace: Path) -> None:
+    r = run_py(
+        sandbox,
+        workspace,
+        """
+        chunks = []
+        for i in range(32):  # 2 GiB, touched page by page
+            chunks.append(b"x" * (64 << 20))
+            print("allocated", (i + 1) * 64, "MiB", flush=True)
+        print("SURVIVED")
+        """,
+        memory_mb=256,
+    )
+    assert r.oom_killed, r
+    assert r.exit_code == 137
+    assert "SURVIVED" not in r.stdout
+    assert not r.timed_out
+
+
+def test_endless_loop_killed_at_time_limit(sandbox: DockerSandbox, workspace: Path) -> None:
+    start = time.monotonic()
+    r = sandbox.run(
+        ["python3", "-c", "print('looping', flush=True)\nwhile True: pass"],
+        workspace=workspace,
+        limits=Limits(timeout_s=2),
+    )
+    elapsed = time.monotonic() - start
+    assert r.timed_out, r
+    assert r.exit_code is None
+    assert r.stdout == "looping\n"
+    assert 2 <= r.duration_s < 10 and elapsed < 15
+    assert leftover_containers() == []
+
+
+def test_root_filesystem_read_only(sandbox: DockerSandbox, workspace: Path) -> None:
+    r = run_py(
+        sandbox,
+        workspace,
+        """
+        import errno
+        for path in ["/etc/passwd", "/usr/bin/kaizen", "/root/x", "/x", "/var/tmp/x",
+                     "/home/x", "/usr/lib/python3/dist-packages/evil.py"]:
+            try:
+                open(path, "a").write("x")
+                print(path, "WRITTEN")
+            except OSError as exc:
+                print(path, errno.errorcode[exc.errno])
+        open("/tmp/scratch", "w").write("tmpfs is fine")
+        print("tmp ok")
+        """,
+    )
+    assert r.exit_code == 0, r
+    assert "WRITTEN" not in r.stdout, r.stdout
+    assert "tmp ok" in r.stdout
+    assert r.stdout.count("EROFS") + r.stdout.count("EACCES") == 7
+    assert "/etc/passwd EROFS" in r.stdout or "/etc/passwd EACCES" in r.stdout
+
+
+def test_file_size_limit_and_private_tmp(sandbox: DockerSandbox, workspace: Path) -> None:
+    r = run_py(
+        sandbox,
+        workspace,
+        """
+        import errno, os, subprocess
+        try:
+            with open("big.bin", "wb") as f:
+                f.write(b"z" * (3 << 20))
+            print("big WRITTEN")
+        except OSError as exc:
+            print("big", errno.errorcode[exc.errno])
+        with open("/tmp/tool.sh", "w") as f:
+            f.write("#!/bin/sh\\necho tool ran\\n")
+        os.chmod("/tmp/tool.sh", 0o755)
+        print(subprocess.run(["/tmp/tool.sh"], capture_output=True, text=True).stdout.strip())
+        """,
+        file_size_mb=2,
+    )
+    assert r.exit_code == 0, r
+    assert "big EFBIG" in r.stdout
+    assert "tool ran" in r.stdout
+    assert (workspace / "big.bin").stat().st_size == 2 << 20
+
+
+def test_host_environment_and_files_invisible(
+    sandbox: DockerSandbox, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", FAKE_TOKEN)
+    monkeypatch.setenv("KAIZEN_TEST_SECRET_THING", FAKE_TOKEN)
+    secret = tmp_path / "host-secret.txt"  # next to the workspace, outside it
+    secret.write_text(FAKE_TOKEN)
+    r = run_py(
+        sandbox,
+        workspace,
+        f"""
+        import json, os
+        seen = {{}}
+        for p in [{str(secret)!r}, {str(Path.cwd())!r}, "/var/run/docker.sock",
+                  "/run/docker.sock", "/work", "/root", {str(Path.home())!r}]:
+            seen[p] = os.path.exists(p)
+        print(json.dumps({{"env": dict(os.environ), "seen": seen,
+                           "tmp": os.listdir("/tmp"), "pid1": open("/proc/1/cmdline").read()}}))
+        """,
+        env={"CI": "true"},
+    )
+    assert r.exit_code == 0, r
+    assert FAKE_TOKEN not in r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    expected = sandbox_env({"CI": "true"})
+    assert {k: v for k, v in report["env"].items() if k != "HOSTNAME"} == expected
+    assert report["env"].get("HOSTNAME", "sandbox") == "sandbox"
+    assert [p for p, exists in report["seen"].items() if exists and p != "/root"] == []
+    assert report["tmp"] == []  # a private tmpfs, not the host's /tmp
+    assert "docker-init" in report["pid1"] or "python3" in report["pid1"]  # own pid namespace
+    with pytest.raises(ValueError):
+        sandbox.run(["true"], workspace=workspace, limits=Limits(), env={"GITHUB_TOKEN": "x"})
+
+
+def test_gigabytes_of_output_cut_parent_memory_small(
+    sandbox: DockerSandbox, workspace: Path
+) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+    r = run_py(
+        sandbox,
+        workspace,
+        """
+        import sys
+        block = b"y" * (1 << 20)
+        out, err = sys.stdout.buffer, sys.stderr.buffer
+        for i in range(2048):  # 2 GiB on stdout, 64 MiB on stderr
+            out.write(block)
+            if i % 32 == 0:
+                err.write(block)
+        out.flush()
+        print("done", file=sys.stderr)
+        """,
+        output_bytes=64 * 1024,
+        timeout_s=60,
+    )
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert r.exit_code == 0, (r.exit_code, r.stderr[-200:], r.details)
+    assert r.output_truncated
+    assert len(r.stdout) == 64 * 1024 and set(r.stdout) == {"y"}
+    assert len(r.stderr) == 64 * 1024
+    assert r.details["stdout_bytes"] == 2048 << 20
+    assert r.details["stderr_bytes"] == (64 << 20) + len("done\n")
+    assert grown_mib < 64, f"parent grew {grown_mib:.0f} MiB"
+
+
+def test_hanging_pytest_suite(sandbox: DockerSandbox, workspace: Path) -> None:
+    (workspace / "test_hang.py").write_text(
+        "import time\n\n"
+        "def test_fine():\n    assert True\n\n"
+        "def test_hangs():\n    time.sleep(600)\n"
+    )
+    base = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    # Per test, with pytest-timeout (in the image): the hang fails, the suite finishes.
+    r = sandbox.run(
+        [*base, "--timeout=2", "--junitxml=report.xml"],
+        workspace=workspace,
+        limits=Limits(timeout_s=60),
+    )
+    assert not r.timed_out and r.exit_code == 1, r
+    assert "1 failed, 1 passed" in r.stdout
+    cases = {c.get("name"): c for c in junit(workspace / "report.xml").iter("testcase")}
+    hang = cases["test_hangs"].find("failure")
+    assert hang is not None and "Timeout" in (hang.get("message") or "")
+    # Without it: the whole run is killed at the sandbox's time limit.
+    r = sandbox.run(base, workspace=workspace, limits=Limits(timeout_s=4))
+    assert r.timed_out and r.exit_code is None, r
+    assert leftover_containers() == []
+
+
+def test_container_config_and_leftover_pruning(sandbox: DockerSandbox, workspace: Path) -> None:
+    """What Docker records for a sandbox container; a leftover one is pruned by label."""
+    config = sandbox.container_config(
+        ["true"],
+        workspace=workspace,
+        limits=Limits(memory_mb=300, cpus=0.5, pids=50),
+        env=None,
+        user="10001:10001",
+        name="kaizen-sandbox-test-leftover",
+    )
+    container = sandbox.client.containers.create(**config)
+    try:
+        host = container.attrs["HostConfig"]
+        assert host["NetworkMode"] == "none"
+        assert host["ReadonlyRootfs"] is True
+        assert host["CapDrop"] == ["ALL"] and not host["CapAdd"]
+        assert host["SecurityOpt"] == ["no-new-privileges"]
+        assert host["Privileged"] is False
+        assert host["Memory"] == host["MemorySwap"] == 300 << 20
+        assert host["NanoCpus"] == 500_000_000 and host["PidsLimit"] == 50
+        assert host["LogConfig"]["Type"] == "none"
+        assert [m["Target"] for m in host["Mounts"]] == ["/workspace"]
+        assert list(host["Tmpfs"]) == ["/tmp"]
+        assert container.attrs["Config"]["User"] == "10001:10001"
+        assert container.attrs["Config"]["Labels"][LABEL] == "1"
+        assert leftover_containers() != []
+        assert "kaizen-sandbox-test-leftover" in prune_leftovers(older_than_s=0)
+        assert leftover_containers() == []
+    finally:
+        with contextlib.suppress(Exception):
+            container.remove(force=True)

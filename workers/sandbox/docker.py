@@ -1,0 +1,344 @@
+"""The Docker backend: one throw-away container per command, with no network.
+
+Each run creates a container from the sandbox image (``deploy/sandbox/Dockerfile``,
+built by ``deploy/sandbox/build-base.sh``) with:
+
+* ``network_mode="none"`` (only loopback) unless ``limits.network``;
+* a read-only root filesystem, a size-limited tmpfs at /tmp, and the workspace copy
+  bind-mounted read-write at /workspace as the only writable mount (Docker's private
+  /dev/shm aside);
+* memory with swap equal to it (no swap), CPU quota, a pids limit, ``RLIMIT_FSIZE`` and
+  ``RLIMIT_NOFILE``, every capability dropped, ``no-new-privileges``, a non-root user
+  (uid/gid 10001; the workspace copy is chowned to it) and Docker's default seccomp;
+* exactly ``sandbox_env(env)`` as environment (plus the image's own ENV, the same safe
+  set, and Docker's HOSTNAME);
+* the ``none`` log driver: output is never stored by the daemon. We attach to the
+  container before starting it and read stdout/stderr off that socket, keeping at most
+  ``limits.output_bytes`` per stream and only counting the rest.
+
+The container is killed at the time limit and always removed (``remove(force=True)`` in
+a ``finally``). Containers carry the label ``kaizen.sandbox=1`` (and a ``kaizen-sandbox-``
+name) so leftovers from a crashed worker can be found: see :func:`prune_leftovers`.
+
+The daemon must be local: the workspace is a bind mount of a host path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+import requests.exceptions
+from docker.types import Mount, Ulimit
+from docker.utils.socket import STDERR, STDOUT, frames_iter
+
+from workers.sandbox.base import Limits, RunResult, SandboxUnavailable, sandbox_env
+from workers.sandbox.output import CappedOutput, decode_output
+
+DEFAULT_IMAGE = "kaizen-sandbox:latest"
+LABEL = "kaizen.sandbox"
+LABELS = {LABEL: "1"}
+SANDBOX_UID = 10001
+SANDBOX_GID = 10001
+NOFILE = 4096
+TMPFS_MAX_MB = 512
+# After the container exits, how long its last output may take to arrive.
+DRAIN_GRACE_S = 5.0
+API_TIMEOUT_S = 60
+
+
+def _client(client: Any | None = None) -> Any:
+    return client if client is not None else docker.from_env(timeout=API_TIMEOUT_S)
+
+
+def docker_available(image: str = DEFAULT_IMAGE, client: Any | None = None) -> str | None:
+    """None if a Docker engine answers and has ``image``; otherwise why not."""
+    try:
+        c = _client(client)
+    except docker.errors.DockerException as exc:
+        return f"no Docker engine: {exc}"
+    try:
+        c.ping()
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        return f"the Docker engine does not answer: {exc}"
+    try:
+        c.images.get(image)
+    except docker.errors.ImageNotFound:
+        return f"image {image} is missing (build it with deploy/sandbox/build-base.sh)"
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        return f"cannot inspect image {image}: {exc}"
+    return None
+
+
+def prune_leftovers(client: Any | None = None, *, older_than_s: float = 3600.0) -> list[str]:
+    """Remove ``kaizen.sandbox=1`` containers created more than ``older_than_s`` ago
+    (left by a worker that died mid-run); returns their names. Runs in progress are
+    younger than their time limit, so pass at least the longest ``timeout_s`` in use."""
+    c = _client(client)
+    removed: list[str] = []
+    now = time.time()
+    for container in c.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+        created = _parse_created(container.attrs.get("Created", ""))
+        if created is not None and now - created < older_than_s:
+            continue
+        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+            container.remove(force=True)
+            removed.append(container.name)
+    return removed
+
+
+def _parse_created(value: str) -> float | None:
+    # Docker gives RFC 3339 with nanoseconds: 2026-11-30T09:51:50.123456789Z
+    if not value:
+        return None
+    head = value.rstrip("Z").split(".")[0]
+    try:
+        return datetime.fromisoformat(head + "+00:00").timestamp()
+    except ValueError:
+        return None
+
+
+def _prepare_workspace(workspace: Path) -> str:
+    """Make the private workspace copy writable for the container user; returns the
+    ``user`` to run as. As root: chown the copy to 10001:10001. Otherwise (a docker-group
+    user) the copy is already ours: run as our own uid/gid, still not root."""
+    if os.geteuid() != 0:
+        return f"{os.getuid()}:{os.getgid()}"
+    os.chown(workspace, SANDBOX_UID, SANDBOX_GID)
+    for root, dirs, files in os.walk(workspace):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), SANDBOX_UID, SANDBOX_GID, follow_symlinks=False)
+    return f"{SANDBOX_UID}:{SANDBOX_GID}"
+
+
+class _DemuxCapture(threading.Thread):
+    """Reads Docker's multiplexed attach stream to EOF, keeping the first ``limit`` bytes
+    of stdout and of stderr and counting the rest (memory stays O(limit))."""
+
+    def __init__(self, sock: Any, limit: int) -> None:
+        super().__init__(name="docker-sandbox-output", daemon=True)
+        self._sock = sock
+        self._limit = max(0, int(limit))
+        self._lock = threading.Lock()
+        self._kept = {STDOUT: bytearray(), STDERR: bytearray()}
+        self._total = {STDOUT: 0, STDERR: 0}
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            for stream, data in frames_iter(self._sock, tty=False):
+                if stream not in self._kept or not data:
+                    continue
+                with self._lock:
+                    kept = self._kept[stream]
+                    room = self._limit - len(kept)
+                    if room > 0:
+                        kept += data[:room]
+                    self._total[stream] += len(data)
+        except (OSError, ValueError) as exc:  # socket closed under us
+            self.error = exc
+
+    def snapshot(self) -> tuple[CappedOutput, CappedOutput]:
+        with self._lock:
+            out, err = (
+                CappedOutput(
+                    decode_output(bytes(self._kept[s])),
+                    self._total[s] > len(self._kept[s]),
+                    self._total[s],
+                )
+                for s in (STDOUT, STDERR)
+            )
+        return out, err
+
+
+def _disable_timeout(sock: Any) -> None:
+    """The attach socket inherits the client's API timeout; a quiet test must not end
+    the read, so reads block until data or EOF (the run's own deadline ends it)."""
+    for s in (sock, getattr(sock, "_sock", None)):
+        if s is not None and hasattr(s, "settimeout"):
+            with contextlib.suppress(OSError):
+                s.settimeout(None)
+
+
+def _close_socket(sock: Any) -> None:
+    for s in (getattr(sock, "_sock", None), sock):
+        if s is None:
+            continue
+        with contextlib.suppress(OSError):
+            if hasattr(s, "shutdown"):
+                s.shutdown(2)  # socket.SHUT_RDWR: wakes a reader blocked in recv
+        with contextlib.suppress(OSError):
+            s.close()
+
+
+class DockerSandbox:
+    name = "docker"
+
+    def __init__(self, *, image: str = DEFAULT_IMAGE, client: Any | None = None) -> None:
+        self.image = image
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = _client()
+        return self._client
+
+    def container_config(
+        self,
+        command: Sequence[str],
+        *,
+        workspace: Path,
+        limits: Limits,
+        env: Mapping[str, str] | None,
+        user: str,
+        name: str,
+    ) -> dict[str, Any]:
+        """Keyword arguments for ``containers.create`` (separate so it can be inspected)."""
+        memory = f"{int(limits.memory_mb)}m"
+        tmpfs_mb = max(16, min(TMPFS_MAX_MB, limits.file_size_mb, limits.memory_mb // 2))
+        fsize = int(limits.file_size_mb) * 1024 * 1024
+        return {
+            "image": self.image,
+            "command": list(command),
+            "name": name,
+            "labels": dict(LABELS),
+            "detach": True,
+            "auto_remove": False,
+            "stdin_open": False,
+            "tty": False,
+            "user": user,
+            "working_dir": "/workspace",
+            "hostname": "sandbox",
+            "environment": sandbox_env(env),
+            "network_mode": "bridge" if limits.network else "none",
+            "read_only": True,
+            # exec: test suites run scripts they write under tmp_path; the workspace is
+            # writable and executable anyway, so noexec here would only break them.
+            "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={tmpfs_mb}m,mode=1777"},  # noqa: S108
+            "mounts": [
+                Mount(target="/workspace", source=str(workspace), type="bind", read_only=False)
+            ],
+            "mem_limit": memory,
+            "memswap_limit": memory,
+            "nano_cpus": max(1, int(limits.cpus * 1e9)),
+            "pids_limit": int(limits.pids),
+            "ulimits": [
+                Ulimit(name="nofile", soft=NOFILE, hard=NOFILE),
+                Ulimit(name="fsize", soft=fsize, hard=fsize),
+                Ulimit(name="core", soft=0, hard=0),
+            ],
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "privileged": False,
+            "ipc_mode": "private",
+            "oom_score_adj": 1000,  # under host memory pressure, the sandbox goes first
+            "init": True,  # docker-init as pid 1 reaps zombies and forwards signals
+            "log_config": {"type": "none", "config": {}},
+        }
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        workspace: Path,
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        workspace = Path(workspace).resolve()
+        if not workspace.is_dir():
+            raise FileNotFoundError(f"workspace {workspace} is not a directory")
+        sandbox_env(env)  # refuse credentials before touching anything
+        user = _prepare_workspace(workspace)
+        name = f"kaizen-sandbox-{uuid.uuid4().hex[:16]}"
+        config = self.container_config(
+            command, workspace=workspace, limits=limits, env=env, user=user, name=name
+        )
+        api = self.client.api
+        started = time.monotonic()
+        container_id: str | None = None
+        sock: Any = None
+        reader: _DemuxCapture | None = None
+        timed_out = False
+        exit_code: int | None = None
+        oom_killed = False
+        details: dict[str, Any] = {"container": name, "image": self.image, "user": user}
+        duration = 0.0
+        try:
+            try:
+                container = self.client.containers.create(**config)
+            except docker.errors.ImageNotFound as exc:
+                raise SandboxUnavailable(
+                    f"image {self.image} is missing (deploy/sandbox/build-base.sh builds it)"
+                ) from exc
+            except requests.exceptions.ConnectionError as exc:
+                raise SandboxUnavailable(f"the Docker engine does not answer: {exc}") from exc
+            container_id = container.id
+            # Attach before start so not a byte is lost (the log driver keeps nothing).
+            sock = api.attach_socket(
+                container_id, params={"stdout": 1, "stderr": 1, "stream": 1, "logs": 0}
+            )
+            _disable_timeout(sock)
+            reader = _DemuxCapture(sock, limits.output_bytes)
+            reader.start()
+            started = time.monotonic()
+            container.start()
+            try:
+                status = container.wait(timeout=max(0.001, limits.timeout_s))
+                exit_code = status.get("StatusCode")
+                if status.get("Error"):
+                    details["wait_error"] = status["Error"]
+            except (requests.exceptions.ConnectionError, requests.exceptions.Timeout):
+                if time.monotonic() - started < limits.timeout_s:
+                    raise  # the engine went away; not our time limit
+                timed_out = True
+                with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                    container.kill()
+                with contextlib.suppress(
+                    docker.errors.DockerException, requests.exceptions.RequestException
+                ):
+                    exit_code = container.wait(timeout=30).get("StatusCode")
+            duration = time.monotonic() - started
+            reader.join(DRAIN_GRACE_S)
+            if reader.is_alive():
+                details["output_incomplete"] = True
+            with contextlib.suppress(docker.errors.DockerException):
+                container.reload()
+                state = container.attrs.get("State", {})
+                oom_killed = bool(state.get("OOMKilled"))
+                if state.get("Error"):
+                    details["state_error"] = state["Error"]
+        finally:
+            if sock is not None:
+                _close_socket(sock)
+            if reader is not None:
+                reader.join(1.0)
+            if container_id is not None:
+                with contextlib.suppress(docker.errors.NotFound):
+                    api.remove_container(container_id, force=True, v=True)
+        assert reader is not None
+        out, err = reader.snapshot()
+        details["stdout_bytes"] = out.total_bytes
+        details["stderr_bytes"] = err.total_bytes
+        if timed_out:
+            exit_code = None
+        return RunResult(
+            exit_code=exit_code,
+            stdout=out.text,
+            stderr=err.text,
+            duration_s=duration,
+            timed_out=timed_out,
+            oom_killed=oom_killed,
+            output_truncated=out.truncated or err.truncated,
+            backend=self.name,
+            details=details,
+        )

@@ -1,0 +1,191 @@
+"""Shared by every sandbox backend: bounded output capture and whole-group kills.
+
+A sandboxed command may print gigabytes; a backend keeps at most ``limit`` bytes per
+stream, keeps *reading* (so the child never blocks on a full pipe) and only counts the
+rest. Readers run in threads, one per stream, so stdout and stderr drain concurrently.
+
+Kills go to the whole process group: backends start their child with
+``start_new_session=True`` so the child's pid is also its process-group id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, NamedTuple
+
+CHUNK_SIZE = 64 * 1024
+
+
+class CappedOutput(NamedTuple):
+    """What a capped read kept: ``text`` (decoded, at most ``limit`` bytes of input),
+    whether anything was cut, and how many bytes the stream carried in total."""
+
+    text: str
+    truncated: bool
+    total_bytes: int
+
+
+def decode_output(data: bytes) -> str:
+    """Bytes from an untrusted process as text; invalid UTF-8 (or a character cut at the
+    limit) becomes U+FFFD instead of an error."""
+    return data.decode("utf-8", errors="replace")
+
+
+class CappedReader(threading.Thread):
+    """Drains ``stream`` to EOF in a daemon thread, keeping the first ``limit`` bytes.
+
+    ``result()`` may be called before EOF (e.g. when a process that escaped a kill still
+    holds the pipe); it then returns what was read so far.
+    """
+
+    def __init__(self, stream: IO[bytes], limit: int, *, chunk_size: int = CHUNK_SIZE) -> None:
+        super().__init__(name="capped-reader", daemon=True)
+        self._stream = stream
+        self._limit = max(0, int(limit))
+        self._chunk_size = chunk_size
+        self._lock = threading.Lock()
+        self._kept = bytearray()
+        self._total = 0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        read = getattr(self._stream, "read1", None) or self._stream.read
+        try:
+            while True:
+                chunk = read(self._chunk_size)
+                if not chunk:
+                    break
+                with self._lock:
+                    room = self._limit - len(self._kept)
+                    if room > 0:
+                        self._kept += chunk[:room]
+                    self._total += len(chunk)
+        except (OSError, ValueError) as exc:  # stream closed under us
+            self.error = exc
+        finally:
+            with contextlib.suppress(OSError):
+                self._stream.close()
+
+    def snapshot(self) -> CappedOutput:
+        with self._lock:
+            kept = bytes(self._kept)
+            total = self._total
+        return CappedOutput(decode_output(kept), total > len(kept), total)
+
+    def result(self, timeout: float | None = None) -> CappedOutput:
+        """Wait up to ``timeout`` seconds for EOF, then return what was captured."""
+        self.join(timeout)
+        return self.snapshot()
+
+
+def read_capped(stream: IO[bytes], limit: int, *, chunk_size: int = CHUNK_SIZE) -> CappedOutput:
+    """Read ``stream`` to EOF in the calling thread, keeping at most ``limit`` bytes.
+
+    Returns ``(text, truncated, total_bytes)``; memory stays O(limit + chunk_size) however
+    much the stream carries. Run one per stream in threads (or use :class:`CappedReader`).
+    """
+    reader = CappedReader(stream, limit, chunk_size=chunk_size)
+    reader.run()
+    return reader.snapshot()
+
+
+def start_capped_readers(
+    proc: subprocess.Popen[bytes], limit: int
+) -> tuple[CappedReader, CappedReader]:
+    """Start one reader thread each for ``proc.stdout`` and ``proc.stderr`` (both must be
+    ``subprocess.PIPE``)."""
+    if proc.stdout is None or proc.stderr is None:
+        raise ValueError("the process needs stdout=PIPE and stderr=PIPE")
+    out = CappedReader(proc.stdout, limit)
+    err = CappedReader(proc.stderr, limit)
+    out.start()
+    err.start()
+    return out, err
+
+
+def kill_process_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+    """Send ``sig`` to the process group led by ``proc`` (started with
+    ``start_new_session=True``) and to ``proc`` itself; never raises for processes that
+    are already gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        proc.send_signal(sig)
+
+
+def terminate_process_group(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> None:
+    """SIGTERM the group, wait up to ``grace_s`` for ``proc`` to exit, then SIGKILL the
+    group (always, so stragglers that ignored SIGTERM go too) and reap ``proc``."""
+    if grace_s > 0 and proc.poll() is None:
+        kill_process_group(proc, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
+    kill_process_group(proc, signal.SIGKILL)
+    proc.wait()
+
+
+def pids_in_group(pgid: int) -> list[int]:
+    """Live processes (not zombies) whose process group is ``pgid``, from /proc."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = _proc_stat(int(entry))
+        if stat is not None and stat[1] != "Z" and stat[3] == pgid:
+            found.append(int(entry))
+    return found
+
+
+def pids_of_uid(uid: int) -> list[int]:
+    """Live processes (not zombies) whose real uid is ``uid``, from /proc."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="utf-8", errors="replace") as f:
+                status = f.read()
+        except OSError:
+            continue
+        state = uid_line = ""
+        for line in status.splitlines():
+            if line.startswith("State:"):
+                state = line.split()[1] if len(line.split()) > 1 else ""
+            elif line.startswith("Uid:"):
+                uid_line = line
+        parts = uid_line.split()
+        if state != "Z" and len(parts) > 1 and parts[1] == str(uid):
+            found.append(int(entry))
+    return found
+
+
+def wait_until_gone(pids_fn: Callable[[], Sequence[int]], timeout_s: float = 5.0) -> bool:
+    """Poll ``pids_fn()`` (e.g. ``lambda: pids_of_uid(uid)``) until it returns nothing or
+    ``timeout_s`` passes; True if nothing is left."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if not pids_fn():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def _proc_stat(pid: int) -> tuple[int, str, int, int] | None:
+    """(pid, state, ppid, pgid) from /proc/<pid>/stat, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The command name is in parentheses and may itself contain ") ".
+    rest = data[data.rfind(")") + 2 :].split()
+    if len(rest) < 3:
+        return None
+    return pid, rest[0], int(rest[1]), int(rest[2])
