@@ -79,6 +79,18 @@ def _parser() -> argparse.ArgumentParser:
     redeliver.add_argument("--since", default="1h", help="how far back: 30m, 6h, 2d")
     redeliver.add_argument("--dry-run", action="store_true")
     redeliver.set_defaults(func=_redeliver)
+    sandbox = sub.add_parser("sandbox", help="run a command in the sandbox")
+    sandbox_sub = sandbox.add_subparsers(title="sandbox commands")
+    sandbox_run = sandbox_sub.add_parser(
+        "run", help="run CMD on a private copy of a workspace; prints the result as JSON"
+    )
+    sandbox_run.add_argument("--backend", default=None, choices=["auto", "docker", "bwrap", "none"])
+    sandbox_run.add_argument("--timeout", type=float, default=600.0, help="seconds")
+    sandbox_run.add_argument("--memory", type=int, default=2048, help="MB")
+    sandbox_run.add_argument("--workspace", default=".", help="copied; the copy is discarded")
+    sandbox_run.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD...")
+    sandbox_run.set_defaults(func=_sandbox_run)
+
     memory = sub.add_parser("memory", help="inspect or rebuild what Kaizen has learned")
     memory_sub = memory.add_subparsers(title="memory commands")
     stats = memory_sub.add_parser("stats", help="experiences, patterns, signals, trajectories")
@@ -107,6 +119,40 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--png", default=None, help="write the curves to this PNG file")
     simulate.set_defaults(func=_simulate)
     return parser
+
+
+def _sandbox_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from workers.sandbox.base import Limits, SandboxUnavailable
+    from workers.sandbox.select import choose_sandbox
+    from workers.sandbox.workspace import workspace_copy
+
+    settings = load_settings()
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        print("kaizen sandbox run: give the command after --", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        sandbox = choose_sandbox(args.backend or settings.sandbox, image=settings.sandbox_image)
+    except SandboxUnavailable as exc:
+        print(f"kaizen sandbox run: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    limits = Limits(timeout_s=args.timeout, memory_mb=args.memory)
+    with workspace_copy(Path(args.workspace).resolve()) as workspace:
+        result = sandbox.run(command, workspace=workspace, limits=limits)
+    shown = {
+        key: getattr(result, key)
+        for key in ("exit_code", "timed_out", "oom_killed", "duration_s", "stdout", "stderr")
+    }
+    shown["backend"] = result.backend
+    shown["output_truncated"] = result.output_truncated
+    print(json.dumps(shown, indent=2))
+    if result.timed_out:
+        return 124  # as timeout(1) does
+    return result.exit_code if result.exit_code is not None else 1
 
 
 def _memory_stats(args: argparse.Namespace) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -124,40 +123,18 @@ def _llm(settings: Settings) -> Check:
 
 
 def _sandbox(settings: Settings) -> Check:
-    backend = settings.sandbox
-    if backend == "none":
+    from workers.sandbox.base import SandboxUnavailable
+    from workers.sandbox.select import choose_sandbox
+
+    if settings.sandbox == "none":
         return Check("sandbox", "ok", "UNSANDBOXED (KAIZEN_SANDBOX=none): only for trusted repos")
-    have_docker = shutil.which("docker") is not None and _docker_answers()
-    have_bwrap = shutil.which("bwrap") is not None
-    if backend == "docker" and not have_docker:
-        return Check("sandbox", "fail", "KAIZEN_SANDBOX=docker but no Docker engine answers")
-    if backend == "bwrap" and not have_bwrap:
-        return Check("sandbox", "fail", "KAIZEN_SANDBOX=bwrap but bubblewrap is not installed")
-    if have_docker and backend in ("auto", "docker"):
-        return Check("sandbox", "ok", "Docker engine answers")
-    if have_bwrap:
-        return Check("sandbox", "ok", "bubblewrap available")
-    return Check(
-        "sandbox",
-        "fail",
-        "neither Docker nor bubblewrap found: fixes cannot run tests "
-        "(install docker.io or bubblewrap)",
-    )
-
-
-def _docker_answers() -> bool:
-    import subprocess
-
     try:
-        done = subprocess.run(
-            ["docker", "info", "--format", "{{.ServerVersion}}"],
-            capture_output=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+        sandbox = choose_sandbox(settings.sandbox, image=settings.sandbox_image)
+    except SandboxUnavailable as exc:
+        return Check("sandbox", "fail", str(exc))
+    if sandbox.name == "docker":
+        return Check("sandbox", "ok", f"Docker engine answers, image {settings.sandbox_image}")
+    return Check("sandbox", "ok", "bubblewrap available")
 
 
 def _safe_url(url: str) -> str:

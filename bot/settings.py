@@ -75,6 +75,7 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
 
     sandbox: SandboxBackend = "auto"
+    sandbox_image: str = "kaizen-sandbox:latest"
 
     # Memory and learning.
     embedder: Literal["local", "openai"] = "local"

@@ -1,0 +1,62 @@
+"""The test-runner step: pytest inside the sandbox, results per test from JUnit XML.
+
+Rewards are computed per test (target tests now pass, nothing that passed now fails), so
+the run's exit code alone is not enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workers.sandbox.base import Limits, RunResult, Sandbox
+from workers.sandbox.junit import JUnitError, TestResult, load_junit, pytest_command
+
+REPORT = ".kaizen-junit.xml"
+
+
+@dataclass
+class TestRun:
+    run: RunResult
+    tests: list[TestResult] = field(default_factory=list)
+    report_error: str | None = None
+
+    @property
+    def passed(self) -> list[str]:
+        return [t.nodeid for t in self.tests if t.outcome == "passed"]
+
+    @property
+    def failed(self) -> list[str]:
+        return [t.nodeid for t in self.tests if t.outcome in ("failed", "error")]
+
+
+def run_pytest(
+    sandbox: Sandbox,
+    workspace: Path,
+    *,
+    limits: Limits,
+    python: str = "python3",
+    args: Sequence[str] = (),
+    per_test_timeout_s: float | None = 60.0,
+    env: Mapping[str, str] | None = None,
+) -> TestRun:
+    """Run the repository's tests in ``sandbox`` and read back what each test did."""
+    report = workspace / REPORT
+    report.unlink(missing_ok=True)
+    # The Docker image ships pytest-timeout; bubblewrap and unsandboxed runs use host
+    # interpreters, which pytest_command checks.
+    command = pytest_command(
+        f"/workspace/{REPORT}",
+        args,
+        per_test_timeout_s=per_test_timeout_s,
+        python=python,
+        has_pytest_timeout=True if sandbox.name == "docker" else None,
+    )
+    result = sandbox.run(command, workspace=workspace, limits=limits, env=env)
+    try:
+        tests = load_junit(report) if report.exists() else []
+        error = None if report.exists() else "pytest wrote no report (killed or crashed early)"
+    except JUnitError as exc:
+        tests, error = [], str(exc)
+    return TestRun(result, tests, error)
