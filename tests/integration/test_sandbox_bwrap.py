@@ -266,7 +266,9 @@ def test_writes_outside_the_workspace_fail(sandbox: BwrapSandbox, workspace: Pat
             "/etc/kaizen-escape",
             "/usr/kaizen-escape",
             "/kaizen-escape",
-            str(REPO_ROOT / "kaizen-escape"),
+            # A checkout under /tmp is not visible at all (the sandbox has its own /tmp):
+            # there, writing "into the repo" lands in that private tmpfs, not on the host.
+            *([] if REPO_ROOT.is_relative_to("/tmp") else [str(REPO_ROOT / "kaizen-escape")]),
             str(host_tmp / "host.txt"),
             str(host_tmp / "new.txt"),
         ]
@@ -292,7 +294,7 @@ def test_writes_outside_the_workspace_fail(sandbox: BwrapSandbox, workspace: Pat
         assert result.stdout.count("refused") == len(targets)
         assert "host tmp visible False" in result.stdout
         assert "own tmp the sandbox's own /tmp is writable" in result.stdout
-        for path in targets[:4]:
+        for path in [*targets[:-2], str(REPO_ROOT / "kaizen-escape")]:
             assert not os.path.exists(path)
         assert (host_tmp / "host.txt").read_text() == "host file"
         assert not (host_tmp / "new.txt").exists()
@@ -307,7 +309,10 @@ def test_writes_outside_the_workspace_fail(sandbox: BwrapSandbox, workspace: Pat
 @pytest.fixture
 def data_dir() -> Iterator[Path]:
     """A world-readable fake Kaizen data dir somewhere the sandbox could otherwise read."""
-    path = Path(tempfile.mkdtemp(prefix=".kaizen-test-data-", dir=REPO_ROOT))
+    # Somewhere the sandbox shows read-only: the checkout, unless it lives under /tmp
+    # (which the sandbox replaces with its own), then /opt.
+    parent = REPO_ROOT if not REPO_ROOT.is_relative_to("/tmp") else Path("/opt")
+    path = Path(tempfile.mkdtemp(prefix=".kaizen-test-data-", dir=parent))
     try:
         path.chmod(0o755)
         secret = path / "github-app.pem"

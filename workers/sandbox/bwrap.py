@@ -341,7 +341,10 @@ class BwrapSandbox:
         return sorted(seen.items(), key=lambda item: len(item[0].parts))
 
     def _exposed(self, hidden: Iterable[Path]) -> list[Path]:
-        hidden_dirs = list(hidden)
+        # /tmp is a fresh tmpfs in the sandbox: an interpreter or virtualenv that lives
+        # there (a checkout under /tmp) must be bound back like one under a hidden path.
+        private_tmp = [Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")]  # noqa: S108
+        hidden_dirs = [*hidden, *private_tmp]
         return [
             p
             for p in self.expose_paths
