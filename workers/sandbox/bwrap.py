@@ -67,6 +67,7 @@ from workers.sandbox.output import (
     pids_of_uid,
     start_capped_readers,
     wait_until_gone,
+    wait_with_deadline,
 )
 
 NAME = "bwrap"
@@ -441,8 +442,7 @@ class BwrapSandbox:
                 result.details["memory_cgroup_unavailable"] = memory_reason
             return result
         finally:
-            _kill_uid(uid)
-            wait_until_gone(lambda: pids_of_uid(uid), SWEEP_TIMEOUT_S)
+            self._sweep(uid, cgroups)
             cgroups.remove()
             _chown_tree(workspace, ws_stat.st_uid, ws_stat.st_gid, only_uid=uid)
             # rmdir, never rmtree: should a bind ever show through, nothing is deleted.
@@ -516,11 +516,8 @@ class BwrapSandbox:
             env={"PATH": TOOL_PATH, "LANG": "C.UTF-8"},
         )
         out_reader, err_reader = start_capped_readers(proc, limits.output_bytes)
-        timed_out = False
         try:
-            proc.wait(timeout=limits.timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            timed_out = wait_with_deadline(proc, limits.timeout_s)
         except BaseException:
             self._kill_all(proc, uid, cgroups)
             raise
@@ -573,12 +570,23 @@ class BwrapSandbox:
         )
 
     @staticmethod
-    def _kill_all(proc: subprocess.Popen[bytes], uid: int, cgroups: _Cgroups) -> None:
-        kill_process_group(proc)
-        for pid in cgroups.pids():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+    def _sweep(uid: int, cgroups: _Cgroups) -> None:
+        """Nothing of the run may outlive it. With a cgroup its member list is complete
+        (the run's uid cannot leave a root-owned cgroup), so the /proc scan by uid, which
+        costs milliseconds per run, is only needed without one."""
+        if cgroups.dirs:
+            for pid in cgroups.pids():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            wait_until_gone(cgroups.pids, SWEEP_TIMEOUT_S)
+            return
         _kill_uid(uid)
+        wait_until_gone(lambda: pids_of_uid(uid), SWEEP_TIMEOUT_S)
+
+    @classmethod
+    def _kill_all(cls, proc: subprocess.Popen[bytes], uid: int, cgroups: _Cgroups) -> None:
+        kill_process_group(proc)
+        cls._sweep(uid, cgroups)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=SWEEP_TIMEOUT_S)
 

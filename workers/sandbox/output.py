@@ -189,3 +189,25 @@ def _proc_stat(pid: int) -> tuple[int, str, int, int] | None:
     if len(rest) < 3:
         return None
     return pid, rest[0], int(rest[1]), int(rest[2])
+
+
+def wait_with_deadline(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait for ``proc``; at the deadline SIGKILL its process group. True if it timed out.
+
+    ``Popen.wait(timeout=...)`` polls with sleeps of up to 50 ms, which costs a short run
+    tens of milliseconds; a blocking wait plus a timer returns the moment the child ends.
+    """
+    fired = threading.Event()
+
+    def expire() -> None:
+        fired.set()
+        kill_process_group(proc)
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        proc.wait()
+    finally:
+        timer.cancel()
+    return fired.is_set()

@@ -16,7 +16,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from workers.sandbox.base import Limits, RunResult, sandbox_env
-from workers.sandbox.output import start_capped_readers, terminate_process_group
+from workers.sandbox.output import (
+    start_capped_readers,
+    terminate_process_group,
+    wait_with_deadline,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +57,7 @@ class UnsandboxedRunner:
             preexec_fn=limit_child,
         )
         out, err = start_capped_readers(proc, limits.output_bytes)
-        timed_out = False
-        try:
-            proc.wait(timeout=limits.timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        timed_out = wait_with_deadline(proc, limits.timeout_s)
         terminate_process_group(proc, grace_s=0 if timed_out else 0.5)
         stdout, stderr = out.result(timeout=5), err.result(timeout=5)
         return RunResult(
