@@ -196,3 +196,35 @@ def test_auto_refuses_when_neither_backend_can_run(monkeypatch: pytest.MonkeyPat
     message = str(raised.value)
     assert "no engine answers" in message and "bwrap is not installed" in message
     assert "KAIZEN_SANDBOX=none" in message
+
+
+@needs(BWRAP)
+def test_install_phase_has_no_network_unless_the_repo_allows_it(tmp_path: Path) -> None:
+    from workers.sandbox.tests_step import run_install
+
+    sandbox = choose_sandbox("bwrap")
+    probe = (
+        "import socket\n"
+        "try:\n"
+        "    socket.create_connection(('127.0.0.1', 6379), timeout=2); print('reached')\n"
+        "except OSError as exc:\n"
+        "    print('no network', exc.errno)\n"
+    )
+    closed = run_install(
+        sandbox,
+        tmp_path,
+        [sys.executable, "-c", probe],
+        limits=Limits(timeout_s=30),
+        allow_network=False,
+    )
+    assert "no network" in closed.stdout, closed.stderr
+    # bubblewrap cannot give a run a network of its own here; it refuses instead of
+    # sharing the host's (whose loopback has Redis on it).
+    with pytest.raises(SandboxUnavailable):
+        run_install(
+            sandbox,
+            tmp_path,
+            [sys.executable, "-c", probe],
+            limits=Limits(timeout_s=30),
+            allow_network=True,
+        )

@@ -7,7 +7,7 @@ the run's exit code alone is not enough.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workers.sandbox.base import Limits, RunResult, Sandbox
@@ -60,3 +60,24 @@ def run_pytest(
     except JUnitError as exc:
         tests, error = [], str(exc)
     return TestRun(result, tests, error)
+
+
+def run_install(
+    sandbox: Sandbox,
+    workspace: Path,
+    command: Sequence[str],
+    *,
+    limits: Limits,
+    allow_network: bool,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """The optional install phase (dependencies) before the tests.
+
+    It may reach the network only when the repository's config allows it
+    (``fix.allow_network_install``); the test phase that follows never does. A backend
+    that cannot give a run its own network refuses with ``SandboxUnavailable`` rather
+    than sharing the host's.
+    """
+    return sandbox.run(
+        command, workspace=workspace, limits=replace(limits, network=allow_network), env=env
+    )
