@@ -169,12 +169,14 @@ def wait_until_gone(pids_fn: Callable[[], Sequence[int]], timeout_s: float = 5.0
     """Poll ``pids_fn()`` (e.g. ``lambda: pids_of_uid(uid)``) until it returns nothing or
     ``timeout_s`` passes; True if nothing is left."""
     deadline = time.monotonic() + timeout_s
+    pause = 0.001  # exiting processes usually vanish within a millisecond or two
     while True:
         if not pids_fn():
             return True
         if time.monotonic() >= deadline:
             return False
-        time.sleep(0.05)
+        time.sleep(pause)
+        pause = min(0.05, pause * 2)
 
 
 def _proc_stat(pid: int) -> tuple[int, str, int, int] | None:
