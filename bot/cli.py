@@ -326,9 +326,10 @@ def _worker(args: argparse.Namespace) -> int:
     setup_logging(settings)
     _multiproc_metrics_dir(settings)
     from workers.celery_app import make_celery
-    from workers.tasks import install_task_metrics
+    from workers.tasks import install_task_metrics, install_worker_lifecycle
 
     install_task_metrics()
+    install_worker_lifecycle()
     app = make_celery(settings)
     argv = ["worker", "--queues", args.queues, "--pool", args.pool, "--loglevel", "INFO"]
     if args.concurrency:

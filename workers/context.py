@@ -47,3 +47,18 @@ def context_for(settings: Settings) -> WorkerContext:
             ctx = WorkerContext(settings)
             _contexts[id(settings)] = ctx
         return ctx
+
+
+def close_contexts() -> None:
+    """Release per-process resources (the embedded Qdrant lock above all) on shutdown."""
+    with _contexts_lock:
+        contexts = list(_contexts.values())
+        _contexts.clear()
+    for ctx in contexts:
+        with ctx._lock:
+            memory, github = ctx._memory, ctx._github
+            ctx._memory = ctx._github = None
+        if memory is not None:
+            memory.close()
+        if github is not None:
+            github.close()

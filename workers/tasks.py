@@ -12,7 +12,14 @@ import time
 from typing import Any
 
 from celery import Task, shared_task
-from celery.signals import task_failure, task_postrun, task_prerun, task_retry
+from celery.signals import (
+    task_failure,
+    task_postrun,
+    task_prerun,
+    task_retry,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 
 from bot.commands import parse_commands
 from bot.deliveries import SqliteLedger
@@ -21,7 +28,7 @@ from bot.metrics import Metrics, make_metrics
 from bot.repo_config import load_repo_config
 from workers.celery_app import KaizenCelery
 from workers.command_handler import compose_reply
-from workers.context import WorkerContext, context_for
+from workers.context import WorkerContext, close_contexts, context_for
 
 log = logging.getLogger(__name__)
 
@@ -194,3 +201,14 @@ def install_task_metrics() -> None:
     task_postrun.connect(_on_postrun, weak=False, dispatch_uid="kaizen-postrun")
     task_failure.connect(_on_failure, weak=False, dispatch_uid="kaizen-failure")
     task_retry.connect(_on_retry, weak=False, dispatch_uid="kaizen-retry")
+
+
+def _on_shutdown(**_: Any) -> None:
+    close_contexts()
+
+
+def install_worker_lifecycle() -> None:
+    """Close memory and GitHub clients when a worker (or a pool process) stops, so the
+    embedded Qdrant lock is released and nothing is torn down half-way at exit."""
+    worker_process_shutdown.connect(_on_shutdown, weak=False, dispatch_uid="kaizen-proc-stop")
+    worker_shutdown.connect(_on_shutdown, weak=False, dispatch_uid="kaizen-worker-stop")

@@ -220,6 +220,6 @@ def test_the_periodic_task_applies_parked_signals(tmp_path: Path, embedder: Embe
     task = app.tasks["kaizen.retry_pending_signals"]
     assert task.apply().get() == {"status": "retried", "applied": 1, "waiting": 1}
     assert task.apply().get() == {"status": "idle"}
-    from workers.context import context_for
+    from workers.context import close_contexts
 
-    context_for(app.settings).memory.close()
+    close_contexts()
