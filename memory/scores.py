@@ -112,6 +112,14 @@ class NeedsRebuild(RuntimeError):
     """The stored sums were built with another half-life; ``kaizen memory rebuild``."""
 
 
+def _needs_rebuild(where: str, tag: str, half_life_days: float) -> NeedsRebuild:
+    """Sums built with another half-life cannot be read with this one."""
+    return NeedsRebuild(
+        f"scores {where} were built with a half-life of {float(tag) / DAY:g} days, not "
+        f"{half_life_days:g}; run `kaizen memory rebuild`"
+    )
+
+
 def _check_text(what: str, value: object, max_len: int = MAX_NAME_LEN) -> str:
     """A name that is safe to store and show: non-empty, bounded, no control characters."""
     if not isinstance(value, str):
@@ -681,11 +689,7 @@ class SqliteScoreStore(_StoreBase):
         return None
 
     def _stale_error(self, tag: str) -> NeedsRebuild:
-        days = float(tag) / DAY
-        return NeedsRebuild(
-            f"scores in {self.path} were built with a half-life of {days:g} days, not "
-            f"{self.half_life_days:g}; run `kaizen memory rebuild`"
-        )
+        return _needs_rebuild(f"in {self.path}", tag, self.half_life_days)
 
     def _apply(
         self,
@@ -909,11 +913,7 @@ class RedisScoreStore(_StoreBase):
         return ":".join((self._k, *parts))
 
     def _stale_error(self, tag: str) -> NeedsRebuild:
-        days = float(tag) / DAY
-        return NeedsRebuild(
-            f"scores under {self._k} were built with a half-life of {days:g} days, not "
-            f"{self.half_life_days:g}; run `kaizen memory rebuild`"
-        )
+        return _needs_rebuild(f"under {self._k}", tag, self.half_life_days)
 
     def _apply(
         self,

@@ -85,3 +85,14 @@ def sandbox_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
             raise ValueError(f"{key} may not be passed into a sandbox")
         env[key] = value
     return env
+
+
+def checked_run_args(command: Sequence[str], workspace: Path) -> tuple[list[str], Path]:
+    """The checks every backend makes before running anything, with the same errors."""
+    argv = list(command)
+    if not argv:
+        raise ValueError("empty command")
+    folder = Path(workspace).resolve()
+    if not folder.is_dir():
+        raise ValueError(f"workspace {folder} is not a directory")
+    return argv, folder

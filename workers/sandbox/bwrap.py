@@ -61,7 +61,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workers.sandbox.base import Limits, RunResult, SandboxUnavailable, sandbox_env
+from workers.sandbox.base import (
+    Limits,
+    RunResult,
+    SandboxUnavailable,
+    checked_run_args,
+    sandbox_env,
+)
 from workers.sandbox.output import (
     kill_process_group,
     pids_of_uid,
@@ -398,12 +404,7 @@ class BwrapSandbox:
         limits: Limits,
         env: Mapping[str, str] | None = None,
     ) -> RunResult:
-        command = list(command)
-        if not command:
-            raise ValueError("empty command")
-        workspace = Path(workspace)
-        if not workspace.is_dir():
-            raise ValueError(f"workspace {workspace} is not a directory")
+        command, workspace = checked_run_args(command, workspace)
         if limits.network and not self.allow_host_network:
             raise SandboxUnavailable(
                 "the bwrap backend has no isolated network: limits.network would share the "

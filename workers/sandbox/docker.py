@@ -41,7 +41,13 @@ import requests.exceptions
 from docker.types import Mount, Ulimit
 from docker.utils.socket import STDERR, STDOUT, frames_iter
 
-from workers.sandbox.base import Limits, RunResult, SandboxUnavailable, sandbox_env
+from workers.sandbox.base import (
+    Limits,
+    RunResult,
+    SandboxUnavailable,
+    checked_run_args,
+    sandbox_env,
+)
 from workers.sandbox.output import CappedOutput, decode_output
 
 DEFAULT_IMAGE = "kaizen-sandbox:latest"
@@ -254,9 +260,7 @@ class DockerSandbox:
         limits: Limits,
         env: Mapping[str, str] | None = None,
     ) -> RunResult:
-        workspace = Path(workspace).resolve()
-        if not workspace.is_dir():
-            raise FileNotFoundError(f"workspace {workspace} is not a directory")
+        command, workspace = checked_run_args(command, workspace)
         sandbox_env(env)  # refuse credentials before touching anything
         user = _prepare_workspace(workspace)
         name = f"kaizen-sandbox-{uuid.uuid4().hex[:16]}"

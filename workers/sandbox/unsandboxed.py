@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from workers.sandbox.base import Limits, RunResult, sandbox_env
+from workers.sandbox.base import Limits, RunResult, checked_run_args, sandbox_env
 from workers.sandbox.output import (
     start_capped_readers,
     terminate_process_group,
@@ -36,8 +36,7 @@ class UnsandboxedRunner:
         limits: Limits,
         env: Mapping[str, str] | None = None,
     ) -> RunResult:
-        if not command:
-            raise ValueError("empty command")
+        command, workspace = checked_run_args(command, workspace)
         log.warning("running WITHOUT a sandbox (KAIZEN_SANDBOX=none): %s", command[0])
         file_size = limits.file_size_mb * 1024 * 1024
 
