@@ -7,13 +7,19 @@ writes ``bench/results/learning_sim.json`` and ``bench/results/learning_sim.png`
     .venv/bin/python bench/learning_sim.py [--prs 1000] [--seed 0] [--seeds 5] [--json]
                                            [--png PATH] [--threshold T] [--half-life D]
                                            [--ignored-beta B] [--prior-strength S]
-                                           [--confidence C]
-                                           [--silent-accept-share F] [--no-extras] [--sweep]
+                                           [--confidence C] [--not-optimistic]
+                                           [--prs-per-day R] [--silent-accept-share F]
+                                           [--no-extras] [--sweep]
 
 Besides the five policies it also runs, for reference, Kaizen with the code's own defaults
-(``kaizen_code_defaults``) and ε-greedy with exploration displacing greedy picks
+(``kaizen_code_defaults``), Kaizen with plain rather than optimistic sampling
+(``kaizen_not_optimistic``) and ε-greedy with exploration displacing greedy picks
 (``eps_greedy_explore_first``); the targets are checked for ``kaizen`` against
 ``eps_greedy`` only. ``--sweep`` runs Kaizen over a grid of its parameters (both CPUs).
+
+Time scale: Kaizen forgets by the clock (half-life in days) while the targets count PRs;
+``--prs-per-day`` (default 4, a PR every six hours) sets the team's pace, and the output
+states what it makes of the half-life and of the 100-PR recovery target.
 """
 
 from __future__ import annotations
@@ -98,7 +104,23 @@ def mean_curves(all_curves: list[dict[str, Any]]) -> dict[str, dict[str, np.ndar
     return out
 
 
-def plot(all_curves: list[dict[str, Any]], path: Path, prs: int, seeds: list[int]) -> None:
+def time_scale_text(ts: dict[str, float] | None) -> str:
+    if not ts:
+        return ""
+    return (
+        f"time scale: {ts['prs_per_day']:g} PRs a day, so the {ts['half_life_days']:g}-day"
+        f" half-life is {ts['half_life_prs']:g} PRs and the 100-PR recovery target is"
+        f" {ts['recovery_target_days']:g} days"
+    )
+
+
+def plot(
+    all_curves: list[dict[str, Any]],
+    path: Path,
+    prs: int,
+    seeds: list[int],
+    prs_per_day: float = 4.0,
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -114,6 +136,7 @@ def plot(all_curves: list[dict[str, Any]], path: Path, prs: int, seeds: list[int
         "oracle": ("black", "--"),
         "kaizen_code_defaults": ("tab:cyan", ":"),
         "eps_greedy_explore_first": ("tab:orange", ":"),
+        "kaizen_not_optimistic": ("tab:blue", ":"),
     }
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
     x = np.arange(1, prs + 1)
@@ -138,7 +161,9 @@ def plot(all_curves: list[dict[str, Any]], path: Path, prs: int, seeds: list[int
     ax2.set_ylim(0, 1)
     ax2.axhline(0.85, color="tab:blue", ls=":", lw=0.8)
     ax2.legend(loc="lower right", fontsize=8)
-    fig.suptitle(f"Kaizen learning simulation: {prs} PRs, mean of seeds {seeds}")
+    fig.suptitle(
+        f"Kaizen learning simulation: {prs} PRs ({prs_per_day:g} a day), mean of seeds {seeds}"
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -236,6 +261,17 @@ def main(argv: list[str] | None = None) -> int:
         help="sample θ as if the posterior rested on this many more signals (0: plain)",
     )
     parser.add_argument(
+        "--not-optimistic",
+        action="store_true",
+        help="Kaizen draws θ plainly instead of never below the posterior mean",
+    )
+    parser.add_argument(
+        "--prs-per-day",
+        type=float,
+        default=4.0,
+        help="the team's pace: how many PRs a day (Kaizen's half-life is in days)",
+    )
+    parser.add_argument(
         "--silent-accept-share",
         type=float,
         default=0.0,
@@ -265,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         half_life_days=args.half_life,
         ignored_beta=args.ignored_beta,
         prior={**CHOSEN_PRIOR, "strength": args.prior_strength, "confidence": args.confidence},
+        optimistic=not args.not_optimistic,
     )
     include = POLICIES if args.no_extras else (*POLICIES, *EXTRA_POLICIES)
     started = time.perf_counter()
@@ -276,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             kaizen=params,
             include=include,
             silent_accept_share=args.silent_accept_share,
+            prs_per_day=args.prs_per_day,
         )
         runs.append(result)
         all_curves.append(curves)
@@ -296,17 +334,19 @@ def main(argv: list[str] | None = None) -> int:
         print(table(avg["policies"]))
         print(targets_text(avg["targets"]))
     print(f"\nkaizen parameters: {params.as_dict()}   ({seconds:.1f}s)")
+    print(time_scale_text(avg.get("time_scale")))
 
     out = {
         "kaizen_params": params.as_dict(),
         "silent_accept_share": args.silent_accept_share,
+        "prs_per_day": args.prs_per_day,
         "seconds": round(seconds, 2),
         "mean": avg,
         "runs": runs,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2))
-    plot(all_curves, args.png, args.prs, seeds)
+    plot(all_curves, args.png, args.prs, seeds, args.prs_per_day)
     print(f"wrote {args.out} and {args.png}")
     if args.json:
         print(json.dumps(out, indent=2))

@@ -22,6 +22,15 @@ def format_table(result: dict[str, Any]) -> str:
     head = f"{'policy':<{width}}" + "".join(f"{label:>12}" for _, label, _ in COLUMNS)
     lines = [
         f"{result['prs']} PRs, seed {result['seed']}, preferences drift at PR {result['drift_at']}",
+    ]
+    ts = result.get("time_scale")
+    if ts:
+        lines.append(
+            f"{ts['prs_per_day']:g} PRs a day: the {ts['half_life_days']:g}-day half-life is"
+            f" {ts['half_life_prs']:g} PRs and the 100-PR recovery target is"
+            f" {ts['recovery_target_days']:g} days"
+        )
+    lines += [
         head,
         "-" * len(head),
     ]

@@ -15,8 +15,8 @@ random numbers), so differences between them are differences of policy, not of l
 - ``eps_greedy``: per-pattern empirical acceptance rates, posts those ≥ 0.5, and posts a
   random finding regardless with probability ε = 0.2;
 - ``eps_decay``: the same with ε = min(1, c/√t);
-- ``kaizen``: Kaizen's real learning code: ``memory.scores.select`` (Thompson sampling)
-  over an ``InMemoryScoreStore`` (decay), each reaction applied through
+- ``kaizen``: Kaizen's real learning code: ``memory.scores.select`` (optimistic, tempered
+  Thompson sampling) over an ``InMemoryScoreStore`` (decay), each reaction applied through
   ``memory.feedback``'s table, with the parameters of :class:`KaizenParams`;
 - ``oracle``: knows the hidden probabilities, posts exactly the valuable findings.
 
@@ -25,6 +25,21 @@ regret (expected utility, +1 accepted / -1 not, behind the oracle; split into ``
 unwanted findings posted, and ``missed``, valuable ones not posted), precision after the
 first 100 PRs, and PRs until the rolling precision is back within 5 points of the
 oracle's after the drift. :func:`check_targets` holds them against the product targets.
+
+Time scale. Kaizen forgets by the clock (a half-life in days), the targets count PRs, so
+the team's pace links the two: ``make_stream(prs_per_day=4)`` by default, a PR every six
+hours, which puts the default 30-day half-life at 120 PRs and the drift target (back
+within 100 PRs) at 25 days. Every result states it (``result["time_scale"]``). Recovery
+after the drift is bound by that half-life: a pattern the team valued for months keeps
+its decayed acceptances until enough new rejections outweigh them, roughly one
+half-life. The score stores keep only decayed sums, so no selection-time rule can tell
+recent evidence from old. A shorter half-life does not get there either (15 days: about
+320 PRs, 10 days: about 265, 4 seeds): forgotten rejections of unwanted patterns are
+re-tried more often, and the steady-state precision, already about 3 points below the
+oracle's because of those try-outs, falls further, while "recovered" means 5 points for
+a whole 50-PR window. With the flipped patterns' evidence wiped at the drift, as a
+perfect change detector would, recovery takes 0 to 116 PRs (4 seeds): what is missing is
+change detection, which needs more than one decayed sum per pattern.
 
 Pure and seeded: the same ``(prs, seed)`` gives the same numbers. Only ``memory`` is
 imported, never ``bot`` or ``workers``.
@@ -36,7 +51,7 @@ import math
 import random
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -55,7 +70,9 @@ START = 1_736_150_400.0  # unix time of the first PR (2025-01-06)
 POLICIES = ("post_all", "eps_greedy", "eps_decay", "kaizen", "oracle")
 # Not in the default line-up: Kaizen with the code's own defaults, and ε-greedy with
 # exploration taking greedy picks' places (see ``EpsilonGreedy``).
-EXTRA_POLICIES = ("kaizen_code_defaults", "eps_greedy_explore_first")
+# Also Kaizen with plain (not optimistic) tempered sampling: the selection rule before
+# ``memory.scores.choose(optimistic=True)``, to show what optimism is worth.
+EXTRA_POLICIES = ("kaizen_code_defaults", "eps_greedy_explore_first", "kaizen_not_optimistic")
 
 # --------------------------------------------------------------------------- the team
 
@@ -412,7 +429,8 @@ class KaizenParams:
 
     ``prior`` holds keyword arguments for ``memory.scores.Prior`` (empty: the code's
     default ``Prior()``); ``ignored_beta`` overrides the feedback table's weight for a
-    comment nobody reacted to (``None``: ``memory.feedback.DEFAULT_TABLE``'s).
+    comment nobody reacted to (``None``: ``memory.feedback.DEFAULT_TABLE``'s);
+    ``optimistic`` is ``memory.scores.select``'s (``False``: the plain tempered draw).
 
     The defaults are the code's defaults, and those are the best of sweeps over
     threshold, half-life, ignored weight, prior strength and sampling confidence
@@ -434,7 +452,15 @@ class KaizenParams:
       256: plain Thompson sampling (0) 1.7x, 64 1.1x, 1024 1.25x (buries valuable
       patterns after a few unlucky rejections);
     - half-life 30 days (at 4 PRs a day: 120 PRs): shorter forgets rejections and
-      re-posts noise, longer is slower to follow the team's change of mind.
+      re-posts noise, longer is slower to follow the team's change of mind;
+    - ``optimistic`` (θ = max(draw, posterior mean)): a finding the posterior already
+      favours is never held back by an unlucky draw, which teaches nothing since only
+      posted comments get reactions. On a cold start every unseen pattern (mean 1/2) is
+      offered instead of a random half, so valued patterns gather evidence at once rather
+      than some being buried by one early rejection: over 1,000 PRs and 10 seeds regret
+      fell from 339 to 304 (ratio to ε-greedy 0.335 → 0.301; lower in 9 seeds of 10),
+      mostly valuable findings no longer missed before the drift
+      (``kaizen_not_optimistic`` runs the old rule alongside).
     """
 
     threshold: float = 0.5
@@ -442,6 +468,7 @@ class KaizenParams:
     prior: Mapping[str, float] = field(default_factory=lambda: dict(CHOSEN_PRIOR))
     ignored_beta: float | None = None
     budget: int = BUDGET
+    optimistic: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -483,6 +510,7 @@ class Kaizen:
             budget=self.params.budget,
             threshold=self.params.threshold,
             prior=self.prior,
+            optimistic=self.params.optimistic,
         )
         index = {c.key: i for i, c in enumerate(pr.candidates)}
         self.posted_keys.update(d.candidate.key for d in selection.posted)
@@ -514,6 +542,9 @@ def make_policies(
         "kaizen": lambda: Kaizen(kaizen or KaizenParams(), seed),
         "oracle": Oracle,
         "kaizen_code_defaults": lambda: Kaizen(CODE_DEFAULTS, seed, "kaizen_code_defaults"),
+        "kaizen_not_optimistic": lambda: Kaizen(
+            replace(kaizen or KaizenParams(), optimistic=False), seed, "kaizen_not_optimistic"
+        ),
         "eps_greedy_explore_first": lambda: EpsilonGreedy(
             "eps_greedy_explore_first", lambda t: epsilon, seed, explore_first=True
         ),
@@ -676,6 +707,16 @@ def check_targets(policies: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[s
     return out
 
 
+def time_scale(prs_per_day: float, half_life_days: float) -> dict[str, float]:
+    """How simulated PRs map to the clock Kaizen forgets by (its half-life is in days)."""
+    return {
+        "prs_per_day": prs_per_day,
+        "half_life_days": half_life_days,
+        "half_life_prs": half_life_days * prs_per_day,
+        "recovery_target_days": TARGETS["kaizen_recovers_within_prs"] / prs_per_day,
+    }
+
+
 def run_simulation_with_curves(
     prs: int = 1000,
     seed: int = 0,
@@ -693,12 +734,14 @@ def run_simulation_with_curves(
     oracle = traces["oracle"]
     drift = stream.team.drift_at
     policies = {name: metrics(t, oracle, drift) for name, t in traces.items()}
+    params = kaizen or KaizenParams()
     result = {
         "prs": prs,
         "seed": seed,
         "drift_at": drift,
         "budget": BUDGET,
-        "kaizen_params": (kaizen or KaizenParams()).as_dict(),
+        "time_scale": time_scale(stream.prs_per_day, params.half_life_days),
+        "kaizen_params": params.as_dict(),
         "team": {
             "patterns": len(stream.team.patterns),
             "flipped": stream.team.flipped,
@@ -763,6 +806,7 @@ def average(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "prs": results[0]["prs"],
         "seeds": [r["seed"] for r in results],
+        "time_scale": results[0].get("time_scale"),
         "policies": policies,
         "targets": avg_targets,
     }

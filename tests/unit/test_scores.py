@@ -540,10 +540,41 @@ def test_too_few_neighbours_are_ignored() -> None:
         assert outcome(three_votes)[0][0] < outcome(alone)[0][0]  # enough votes: they count
 
 
-def test_unknown_pattern_is_sampled_from_the_prior() -> None:
+def test_unknown_pattern_is_offered() -> None:
+    # the prior mean 1/2 is on the line: optimistic sampling offers it every time, so it
+    # gathers evidence at once; plain tempered sampling offered it about half the time
     store = InMemoryScoreStore(H_DAYS)
-    posted = sum(len(run(store, [cand("c", "brand:new")], seed).posted) for seed in range(200))
-    assert 60 < posted < 140  # mean 1/2: about half the time, exploring
+
+    def posted(**kw: object) -> int:
+        return sum(
+            len(run(store, [cand("c", "brand:new")], seed, **kw).posted) for seed in range(200)
+        )
+
+    assert posted() == 200
+    assert 60 < posted(optimistic=False) < 140
+
+
+def test_optimistic_sampling_never_holds_back_a_favoured_pattern() -> None:
+    # Beta(13, 12): mean 0.52, just above the line; tempered draws fall below it often
+    posteriors = {(REPO, "ruff:B006"): (13.0, 12.0)}
+    plain_held = 0
+    for seed in range(300):
+        optimistic = choose([cand("c")], posteriors, rng=random.Random(seed), budget=5)
+        assert reasons(optimistic) == {"c": "selected"}
+        assert optimistic.posted[0].sampled >= 0.52
+        plain = choose([cand("c")], posteriors, rng=random.Random(seed), budget=5, optimistic=False)
+        plain_held += not plain.posted
+        # the same uniform: optimism only ever raises θ
+        assert optimistic.posted[0].sampled >= (plain.posted + plain.suppressed)[0].sampled
+    assert 30 < plain_held < 150
+    # below the line it changes nothing: the same draws decide the try-outs
+    below = {(REPO, "ruff:B006"): (12.0, 13.0)}
+    for seed in range(100):
+        a = choose([cand("c")], below, rng=random.Random(seed), budget=5)
+        b = choose([cand("c")], below, rng=random.Random(seed), budget=5, optimistic=False)
+        assert reasons(a) == reasons(b)
+    with pytest.raises(ValueError, match="optimistic"):
+        choose([cand("c")], posteriors, rng=random.Random(0), budget=5, optimistic=1)  # type: ignore[arg-type]
 
 
 def test_confidence_samples_around_the_mean() -> None:

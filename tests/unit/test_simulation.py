@@ -219,3 +219,25 @@ def test_the_chosen_parameters_are_the_codes_defaults() -> None:
     assert params.as_dict()["ignored_beta"] == feedback.DEFAULT_TABLE["ignored"].beta
     result = run_simulation(60, seed=0, include=("kaizen", "kaizen_code_defaults"))
     assert result["policies"]["kaizen"] == result["policies"]["kaizen_code_defaults"]
+
+
+def test_optimism_reaches_the_real_code() -> None:
+    result = run_simulation(PRS, seed=0, include=("kaizen", "kaizen_not_optimistic"))
+    assert result["kaizen_params"]["optimistic"] is True
+    kaizen, plain = result["policies"]["kaizen"], result["policies"]["kaizen_not_optimistic"]
+    assert kaizen != plain
+    assert kaizen["security_recall"] == plain["security_recall"] == 1.0
+
+
+def test_the_time_scale_is_stated() -> None:
+    result = run_simulation(60, seed=0, include=("kaizen",))
+    assert result["time_scale"] == {
+        "prs_per_day": 4.0,
+        "half_life_days": 30.0,
+        "half_life_prs": 120.0,
+        "recovery_target_days": 25.0,
+    }
+    slow = run_simulation(60, seed=0, include=("kaizen",), prs_per_day=2.0)
+    assert slow["time_scale"]["half_life_prs"] == 60.0
+    assert slow["time_scale"]["recovery_target_days"] == 50.0
+    assert average([result, result])["time_scale"] == result["time_scale"]
