@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.settings import Settings, SettingsError, load_settings
@@ -105,6 +106,15 @@ def _parser() -> argparse.ArgumentParser:
     feedback.add_argument("--reason", default=None)
     feedback.add_argument("--actor", default=None)
     feedback.set_defaults(func=_feedback)
+
+    review = sub.add_parser("review", help="review a local git diff (nothing is posted)")
+    review.add_argument("--repo", type=Path, default=Path("."), help="git repository path")
+    review.add_argument("--base", required=True, help="base ref, e.g. main")
+    review.add_argument("--head", default="HEAD", help="head ref (default HEAD)")
+    review.add_argument("--name", default=None, help="OWNER/REPO to learn under")
+    review.add_argument("--json", action="store_true", help="print JSON")
+    review.add_argument("--no-llm", action="store_true", help="static findings only")
+    review.set_defaults(func=_review)
 
     export = sub.add_parser("export", help="export LLM trajectories as training data")
     export.add_argument("--format", required=True, choices=["agent-lightning", "openai-sft", "dpo"])
@@ -227,6 +237,37 @@ def _feedback(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     print(f"{result.status}: {experience.pattern} in {experience.repo} is now {result.outcome}")
+    return 0
+
+
+def _review(args: argparse.Namespace) -> int:
+    from bot.memory_setup import build_memory
+    from memory.scores import validate_repo
+    from workers.llm import chat_from_settings
+    from workers.review.local import LocalReviewError, as_json, as_text, review_local
+
+    settings = load_settings()
+    if args.name is not None:
+        try:
+            validate_repo(args.name)
+        except ValueError as exc:
+            print(f"kaizen review: --name: {exc}", file=sys.stderr)
+            return 2
+    chat = None if args.no_llm else chat_from_settings(settings)
+    memory = build_memory(settings)
+    try:
+        outcome, repo = review_local(
+            args.repo, base=args.base, head=args.head, memory=memory, chat=chat, repo_name=args.name
+        )
+    except LocalReviewError as exc:
+        print(f"kaizen review: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        memory.close()
+    if args.json:
+        print(json.dumps(as_json(outcome, settings.app_slug), indent=2))
+    else:
+        print(as_text(outcome, repo))
     return 0
 
 

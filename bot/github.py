@@ -230,6 +230,157 @@ class InstallationClient:
         content = data.get("content") or ""
         return base64.b64decode(content).decode("utf-8", errors="replace")
 
+    # -- pull requests and reviews -----------------------------------------------------
+
+    def _get(self, url: str, params: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+        try:
+            headers, data = self._gh.requester.requestJsonAndCheck("GET", url, parameters=params)
+        except GithubException as exc:
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
+        return headers, data
+
+    def _paged(self, url: str, limit: int, params: dict[str, Any] | None = None) -> list[Any]:
+        """Every item of a list endpoint up to ``limit``, following ``Link: rel=next``."""
+        items: list[Any] = []
+        page = 1
+        while len(items) < limit:
+            query = {**(params or {}), "per_page": 100, "page": page}
+            headers, data = self._get(url, query)
+            batch = list(data or [])
+            items.extend(batch)
+            link = headers.get("link") or headers.get("Link") or ""
+            if len(batch) < 100 or 'rel="next"' not in link:
+                break
+            page += 1
+        return items[:limit]
+
+    def get_pull(self, repo: str, number: int) -> dict[str, Any]:
+        return cast(dict[str, Any], self._get(f"/repos/{repo}/pulls/{number}")[1])
+
+    def list_pull_files(self, repo: str, number: int) -> list[dict[str, Any]]:
+        """The PR's changed files with their patches (GitHub lists at most 3,000)."""
+        return self._paged(f"/repos/{repo}/pulls/{number}/files", 3000)
+
+    def compare(self, repo: str, base: str, head: str) -> dict[str, Any]:
+        """``GET /compare/base...head``: status (ahead, diverged, …) and changed files."""
+        basehead = f"{quote(base, safe='')}...{quote(head, safe='')}"
+        return cast(dict[str, Any], self._get(f"/repos/{repo}/compare/{basehead}")[1])
+
+    def file_at(self, repo: str, path: str, ref: str) -> str | None:
+        """A file's text at ``ref``; None when absent, a directory, or not text."""
+        try:
+            _, data = self._get(f"/repos/{repo}/contents/{quote(path, safe='/')}", {"ref": ref})
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        raw = base64.b64decode(data.get("content") or "")
+        if b"\0" in raw[:8000]:
+            return None
+        return raw.decode("utf-8", errors="replace")
+
+    def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return self._paged(f"/repos/{repo}/pulls/{number}/reviews", 1000)
+
+    def list_review_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return self._paged(f"/repos/{repo}/pulls/{number}/comments", 5000)
+
+    def get_review_comment(self, repo: str, comment_id: int) -> dict[str, Any] | None:
+        try:
+            return cast(dict[str, Any], self._get(f"/repos/{repo}/pulls/comments/{comment_id}")[1])
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def list_review_comment_reactions(self, repo: str, comment_id: int) -> list[dict[str, Any]]:
+        return self._paged(f"/repos/{repo}/pulls/comments/{comment_id}/reactions", 1000)
+
+    def create_review(
+        self,
+        repo: str,
+        number: int,
+        *,
+        commit_id: str,
+        body: str,
+        comments: list[dict[str, Any]],
+        key: str,
+    ) -> int:
+        """One review with its inline comments, posted once (found again by its marker).
+
+        A 422 is raised as ``GitHubError(422, …)`` for the caller to repair and retry.
+        """
+        text = f"{body}\n\n{marker(key)}"
+        bot_login = self._settings.bot_login
+
+        def find() -> int | None:
+            for review in self.list_reviews(repo, number):
+                user = (review.get("user") or {}).get("login")
+                if user == bot_login and marker_key(review.get("body")) == key:
+                    return int(review["id"])
+            return None
+
+        def create() -> int:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "POST",
+                f"/repos/{repo}/pulls/{number}/reviews",
+                input={
+                    "commit_id": commit_id,
+                    "body": text,
+                    "event": "COMMENT",
+                    "comments": comments,
+                },
+            )
+            return int(data["id"])
+
+        return self._create_once(create, find)
+
+    def create_check_run(
+        self, repo: str, *, name: str, head_sha: str, external_id: str, title: str, summary: str
+    ) -> int:
+        """A queued check run, or the one an earlier attempt of this task created."""
+
+        def find() -> int | None:
+            _, data = self._get(
+                f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs",
+                {"check_name": name, "per_page": 100},
+            )
+            for run in (data or {}).get("check_runs", []):
+                if run.get("external_id") == external_id:
+                    return int(run["id"])
+            return None
+
+        def create() -> int:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "POST",
+                f"/repos/{repo}/check-runs",
+                input={
+                    "name": name,
+                    "head_sha": head_sha,
+                    "external_id": external_id,
+                    "status": "queued",
+                    "output": {"title": title, "summary": summary},
+                },
+            )
+            return int(data["id"])
+
+        return self._create_once(create, find)
+
+    def update_check_run(self, repo: str, check_run_id: int, **fields: Any) -> None:
+        """PATCH a check run (status, conclusion, output, …); idempotent, so retried."""
+        try:
+            self._gh.requester.requestJsonAndCheck(
+                "PATCH", f"/repos/{repo}/check-runs/{check_run_id}", input=fields
+            )
+        except GithubException as exc:
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
+
     def _create_once(self, create: Callable[[], int], find: Callable[[], int | None]) -> int:
         """Create unless a previous attempt did: a task re-run after a worker crash (late
         acks) or a retry after an ambiguous 5xx finds the first post instead."""

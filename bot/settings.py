@@ -73,6 +73,11 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
     llm_model: str = "gpt-4o-mini"
+    llm_timeout_s: float = Field(default=120.0, gt=0)
+
+    # Reviews: GitHub sends no webhook for reactions, so 👍/👎 are polled on open PRs.
+    reaction_poll_interval_s: float = Field(default=600.0, ge=30.0)
+    reaction_poll_max_age_days: float = Field(default=30.0, gt=0)
 
     sandbox: SandboxBackend = "auto"
     sandbox_image: str = "kaizen-sandbox:latest"

@@ -27,6 +27,7 @@ TASK_ROUTES: dict[str, dict[str, str]] = {
     "kaizen.installation_changed": {"queue": "feedback"},
     "kaizen.purge_deliveries": {"queue": "feedback"},
     "kaizen.retry_pending_signals": {"queue": "feedback"},
+    "kaizen.poll_reactions": {"queue": "feedback"},
 }
 
 # Long tasks (fixes run test suites) must stay invisible to other workers for longer than
@@ -74,6 +75,10 @@ def make_celery(settings: Settings, *, publisher: bool = False) -> KaizenCelery:
         "beat_schedule": {
             "purge-deliveries": {"task": "kaizen.purge_deliveries", "schedule": 3600.0},
             "retry-pending-signals": {"task": "kaizen.retry_pending_signals", "schedule": 300.0},
+            "poll-reactions": {
+                "task": "kaizen.poll_reactions",
+                "schedule": settings.reaction_poll_interval_s,
+            },
         },
         "beat_schedule_filename": str(settings.data_dir / "celerybeat-schedule"),
         "timezone": "UTC",

@@ -14,18 +14,15 @@ from bot.commands import PRIVILEGED_VERBS, Command, has_write_access, help_text
 from bot.github import Permission
 
 # Verbs that work end to end in this version; the rest are queued but not yet built.
-AVAILABLE_VERBS = frozenset({"help"})
+AVAILABLE_VERBS = frozenset({"help", "review", "good", "bad"})
 
 _FEATURE = {
-    "review": "Pull request review",
     "fix": "Fixing issues",
     "report": "Reports",
     "patterns": "The patterns report",
     "mute": "Muting patterns",
     "unmute": "Unmuting patterns",
     "cancel": "Cancelling a fix",
-    "good": "Feedback replies",
-    "bad": "Feedback replies",
 }
 
 
@@ -43,6 +40,7 @@ def compose_reply(
     permission: Callable[[], Permission],
     config_problems: Sequence[str] = (),
     config_path: str = ".github/kaizen.yml",
+    on_pull_request: bool = True,
 ) -> Reply | None:
     """One reply for all commands in a comment (several replies would be noise).
 
@@ -69,6 +67,16 @@ def compose_reply(
                     "A maintainer can run it for you."
                 )
                 continue
+        if command.verb == "review":
+            if not on_pull_request:
+                parts.append(f"`/{app_slug} review` works on pull requests, not on issues.")
+            continue  # on a PR the review itself is the answer
+        if command.verb in ("good", "bad"):
+            parts.append(
+                f"To tell Kaizen whether one of its comments helped, reply to that review "
+                f"comment with `/{app_slug} good` or `/{app_slug} bad <why>`, or react 👍 / 👎."
+            )
+            continue
         if command.verb == "help":
             parts.append(help_text(app_slug))
             if config_problems:
@@ -80,6 +88,8 @@ def compose_reply(
                 f"`{_shown(command)}`: {feature} is not available yet in this version of Kaizen. "
                 "Your request was received and nothing was changed."
             )
+    if not parts:
+        return None
     return Reply("\n\n---\n\n".join(parts), refused=refused)
 
 

@@ -9,6 +9,8 @@ from bot.github import GitHubApp
 from bot.memory_setup import build_memory
 from bot.settings import Settings
 from memory.service import Memory
+from workers.llm import ChatModel, chat_from_settings
+from workers.review.state import ReviewState, review_state
 
 
 @dataclass
@@ -16,6 +18,9 @@ class WorkerContext:
     settings: Settings
     _github: GitHubApp | None = field(default=None, repr=False)
     _memory: Memory | None = field(default=None, repr=False)
+    _review_state: ReviewState | None = field(default=None, repr=False)
+    _chat: ChatModel | None = field(default=None, repr=False)
+    _chat_built: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -33,6 +38,23 @@ class WorkerContext:
             if self._memory is None:
                 self._memory = build_memory(self.settings)
             return self._memory
+
+    @property
+    def review_state(self) -> ReviewState:
+        """Review locks, budgets and watched PRs: Redis when configured, else SQLite."""
+        with self._lock:
+            if self._review_state is None:
+                self._review_state = review_state(self.settings.redis_url, self.settings.data_dir)
+            return self._review_state
+
+    @property
+    def chat(self) -> ChatModel | None:
+        """The LLM, or None when no endpoint is configured (offline review)."""
+        with self._lock:
+            if not self._chat_built:
+                self._chat = chat_from_settings(self.settings)
+                self._chat_built = True
+            return self._chat
 
 
 _contexts: dict[int, WorkerContext] = {}

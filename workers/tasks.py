@@ -29,6 +29,10 @@ from bot.repo_config import load_repo_config
 from workers.celery_app import KaizenCelery
 from workers.command_handler import compose_reply
 from workers.context import WorkerContext, close_contexts, context_for
+from workers.review import feedback
+from workers.review.github_review import Busy, ReviewJob
+from workers.review.github_review import review_pull_request as review_pull_request_job
+from workers.review.render import parse_finding_marker
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +74,11 @@ def handle_command(self: Task, delivery: Delivery) -> dict[str, Any]:
         if not loaded.config.commands.enabled:
             log.info("commands are disabled by %s", loaded.source_path)
             return {"status": "ignored", "reason": "commands disabled by repo config"}
+        on_pull_request = bool(issue.get("pull_request"))
+        reviewed: dict[str, Any] | None = None
+        if on_pull_request and any(c.verb == "review" and not c.error for c in commands):
+            job = _job(ctx, delivery, int(issue["number"]), "command")
+            reviewed = _run_review(self, ctx, job)
         reply = compose_reply(
             commands,
             user=user,
@@ -77,8 +86,11 @@ def handle_command(self: Task, delivery: Delivery) -> dict[str, Any]:
             permission=lambda: github.get_permission(repo, user),
             config_problems=loaded.problems,
             config_path=loaded.source_path,
+            on_pull_request=on_pull_request,
         )
         if reply is None:
+            if reviewed is not None:
+                return {"status": "reviewed", "review": reviewed}
             return {"status": "ignored", "reason": "no command"}
         comment_id = github.post_issue_comment(
             repo, int(issue["number"]), reply.body, key=f"reply:{delivery['id']}"
@@ -97,9 +109,49 @@ def _not_yet(feature: str, delivery: Delivery) -> dict[str, Any]:
     return {"status": "unavailable", "feature": feature}
 
 
+def _job(ctx: WorkerContext, delivery: Delivery, number: int, trigger: str) -> ReviewJob:
+    return ReviewJob(
+        repo=str(delivery["repo"]),
+        number=number,
+        installation_id=int(delivery["installation_id"]),
+        delivery_id=str(delivery["id"]),
+        trigger=trigger,
+        bot_login=ctx.settings.bot_login,
+        app_slug=ctx.settings.app_slug,
+    )
+
+
+def _run_review(task: Task, ctx: WorkerContext, job: ReviewJob) -> dict[str, Any]:
+    github = ctx.github.installation(job.installation_id)
+    memory = ctx.memory
+
+    def before_review(pull: dict[str, Any], bot_comments: list[dict[str, Any]]) -> None:
+        if job.trigger == "synchronize" and bot_comments:
+            feedback.on_push(memory, github, job.repo, str(pull["head"]["sha"]), bot_comments)
+
+    try:
+        result = review_pull_request_job(
+            github,
+            job,
+            memory=memory,
+            state=ctx.review_state,
+            chat=ctx.chat,
+            before_review=before_review,
+        )
+    except Busy as exc:
+        raise task.retry(countdown=15, max_retries=40, exc=exc) from exc
+    log.info("review %s", result.status, extra=result.as_dict())
+    return result.as_dict()
+
+
 @shared_task(bind=True, name="kaizen.review_pull_request")
 def review_pull_request(self: Task, delivery: Delivery) -> dict[str, Any]:
-    return _not_yet("pull request review", delivery)
+    """Review a PR on open / reopen / ready for review, and the new commits on a push."""
+    ctx = _context(self)
+    with _delivery_context(delivery):
+        number = int(delivery["payload"]["pull_request"]["number"])
+        trigger = str(delivery.get("action") or "opened")
+        return _run_review(self, ctx, _job(ctx, delivery, number, trigger))
 
 
 @shared_task(bind=True, name="kaizen.fix_issue")
@@ -109,12 +161,106 @@ def fix_issue(self: Task, delivery: Delivery) -> dict[str, Any]:
 
 @shared_task(bind=True, name="kaizen.record_feedback")
 def record_feedback(self: Task, delivery: Delivery) -> dict[str, Any]:
-    return _not_yet("feedback learning", delivery)
+    """Replies to and resolved threads of Kaizen's comments become signals."""
+    ctx = _context(self)
+    settings = ctx.settings
+    with _delivery_context(delivery):
+        event, payload = delivery.get("event"), delivery["payload"]
+        repo = str(delivery["repo"])
+        applied: feedback.Applied | None = None
+        if event == "pull_request_review_comment":
+            reply = payload.get("comment") or {}
+            parent_id = reply.get("in_reply_to_id")
+            if not parent_id:
+                return {"status": "ignored", "reason": "not a reply"}
+            github = ctx.github.installation(int(delivery["installation_id"]))
+            parent = github.get_review_comment(repo, int(parent_id))
+            if parent is not None:
+                applied = feedback.on_reply(
+                    ctx.memory,
+                    parent,
+                    reply,
+                    bot_login=settings.bot_login,
+                    app_slug=settings.app_slug,
+                )
+        elif event == "pull_request_review_thread" and delivery.get("action") == "resolved":
+            applied = feedback.on_thread_resolved(
+                ctx.memory,
+                payload.get("thread") or {},
+                bot_login=settings.bot_login,
+                actor=(payload.get("sender") or {}).get("login"),
+            )
+        if applied is None:
+            return {"status": "ignored", "reason": "not feedback on a Kaizen comment"}
+        log.info("feedback %s", applied.status, extra={"signal": applied.signal})
+        return {"status": applied.status, "signal": applied.signal}
 
 
 @shared_task(bind=True, name="kaizen.finalize_pull_request")
 def finalize_pull_request(self: Task, delivery: Delivery) -> dict[str, Any]:
-    return _not_yet("pull request finalisation", delivery)
+    """A closed PR: comments nobody reacted to are counted as ignored."""
+    ctx = _context(self)
+    with _delivery_context(delivery):
+        repo = str(delivery["repo"])
+        number = int(delivery["payload"]["pull_request"]["number"])
+        github = ctx.github.installation(int(delivery["installation_id"]))
+        ours = _bot_comments(github.list_review_comments(repo, number), ctx.settings.bot_login)
+        _collect_reactions(ctx, github, repo, ours)
+        applied = feedback.on_close(ctx.memory, ours)
+        ctx.review_state.unwatch(repo, number)
+        return {"status": "finalized", "ignored": sum(a.status == "applied" for a in applied)}
+
+
+def _bot_comments(comments: list[dict[str, Any]], bot_login: str) -> list[dict[str, Any]]:
+    return [
+        c
+        for c in comments
+        if (c.get("user") or {}).get("login") == bot_login
+        and parse_finding_marker(c.get("body")) is not None
+    ]
+
+
+def _collect_reactions(
+    ctx: WorkerContext, github: Any, repo: str, comments: list[dict[str, Any]]
+) -> int:
+    """List reactions only for comments whose 👍/👎 counts changed since the last look."""
+    applied = 0
+    for comment in comments:
+        rollup = comment.get("reactions") or {}
+        counts = f"{rollup.get('+1', 0)}/{rollup.get('-1', 0)}"
+        memo = f"reactions:{repo}:{comment['id']}"
+        if counts == "0/0" or ctx.review_state.recall(memo) == counts:
+            continue
+        reactions = github.list_review_comment_reactions(repo, int(comment["id"]))
+        results = feedback.on_reactions(
+            ctx.memory, comment, reactions, bot_login=ctx.settings.bot_login
+        )
+        applied += sum(r.status == "applied" for r in results)
+        ctx.review_state.remember(memo, counts, 90 * 86400)
+    return applied
+
+
+@shared_task(bind=True, name="kaizen.poll_reactions")
+def poll_reactions(self: Task) -> dict[str, Any]:
+    """👍/👎 on Kaizen's comments of open PRs (GitHub sends no webhook for reactions)."""
+    ctx = _context(self)
+    if not ctx.settings.github_configured:
+        return {"status": "skipped", "reason": "no GitHub App configured"}
+    horizon = time.time() - ctx.settings.reaction_poll_max_age_days * 86400
+    polled = applied = 0
+    for watched in ctx.review_state.watched():
+        repo, number = str(watched["repo"]), int(watched["number"])
+        if float(watched["at"]) < horizon:
+            ctx.review_state.unwatch(repo, number)
+            continue
+        try:
+            github = ctx.github.installation(int(watched["installation_id"]))
+            ours = _bot_comments(github.list_review_comments(repo, number), ctx.settings.bot_login)
+            applied += _collect_reactions(ctx, github, repo, ours)
+            polled += 1
+        except Exception as exc:  # one repo's trouble must not stop the others
+            log.warning("reaction poll failed", extra={"repo": repo, "error": str(exc)})
+    return {"status": "polled", "pull_requests": polled, "applied": applied}
 
 
 @shared_task(bind=True, name="kaizen.installation_changed")

@@ -72,8 +72,29 @@ def test_unknown_verb_gets_help() -> None:
 
 
 def test_not_yet_available_verbs_say_so_honestly() -> None:
-    body, _, _ = reply("/kaizen review")
-    assert "`/kaizen review`: Pull request review is not available yet" in body
+    body, _, _ = reply("/kaizen report")
+    assert "`/kaizen report`: Reports is not available yet" in body
+
+
+def test_review_on_a_pull_request_needs_no_reply_the_review_answers() -> None:
+    lookup = Lookup(READ)
+    result = compose_reply(
+        parse_commands("/kaizen review", "kaizen"),
+        user="octocat",
+        app_slug="kaizen",
+        permission=lookup,
+    )
+    assert result is None
+
+
+def test_review_on_an_issue_explains_where_it_works() -> None:
+    body, _, _ = reply("/kaizen review", on_pull_request=False)
+    assert "works on pull requests" in body
+
+
+def test_good_and_bad_as_top_level_comments_explain_how_to_give_feedback() -> None:
+    body, _, _ = reply("/kaizen bad")
+    assert "reply to that review comment" in body
 
 
 def test_user_text_cannot_break_out_of_code_span() -> None:

@@ -1,0 +1,157 @@
+"""The review pipeline on real memory: what is posted follows what the team accepted."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.repo_config import RepoConfig, ReviewConfig
+from memory.embedding import CachedEmbedder, Embedder, LocalEmbedder
+from memory.scores import SqliteScoreStore
+from memory.service import Memory
+from memory.types import Signal
+from tests.integration.test_memory_service import build
+from workers.review.diff_model import DiffModel
+from workers.review.pipeline import ReviewRequest, remember_posted, run_review
+
+REPO = "octo-org/app"
+SOURCE = """\
+import os
+
+
+def add(item, bucket=[]):
+    bucket.append(item)
+    return bucket
+
+
+def read(path):
+    try:
+        return open(path).read()
+    except:
+        return None
+
+
+AWS_KEY = "AKIAQ3EGRTZNVK7XJ4PL"
+"""
+
+
+def pr_diff(path: str = "app/util.py", text: str = SOURCE) -> DiffModel:
+    lines = text.splitlines()
+    patch = f"@@ -0,0 +1,{len(lines)} @@\n" + "\n".join(f"+{ln}" for ln in lines)
+    return DiffModel.from_github_files([{"filename": path, "status": "added", "patch": patch}])
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    return CachedEmbedder(LocalEmbedder(), tmp_path_factory.mktemp("emb") / "cache.sqlite3")
+
+
+@pytest.fixture
+def memory(tmp_path: Path, embedder: Embedder) -> Iterator[Memory]:
+    mem = build(tmp_path, embedder)
+    yield mem
+    mem.close()
+
+
+def request(pr: str, diff: DiffModel, config: RepoConfig | None = None) -> ReviewRequest:
+    text = {f.path: SOURCE for f in diff.files}
+    return ReviewRequest(
+        repo=REPO, pr=pr, diff=diff, file_text=text.get, config=config or RepoConfig()
+    )
+
+
+def patterns(choices: list) -> set[str]:  # type: ignore[type-arg]
+    return {c.finding.pattern for c in choices}
+
+
+def teach(memory: Memory, pr: str, kind: str, pattern: str, times: int = 3) -> None:
+    """Review PRs and give ``kind`` on every comment of ``pattern``."""
+    for round_ in range(times):
+        req = request(f"{pr}-{round_}", pr_diff(f"pkg{round_}/m.py"))
+        outcome = run_review(req, chat=None, memory=memory, rng=random.Random(round_))
+        remember_posted(memory, req, outcome, {})
+        for choice in outcome.chosen.posted:
+            if choice.finding.pattern == pattern:
+                memory.apply_signal(
+                    Signal(
+                        id=f"{kind}:{choice.experience_id}",
+                        kind=kind,
+                        experience_id=choice.experience_id,
+                        repo=REPO,
+                        pattern=pattern,
+                        at=time.time(),
+                    )
+                )
+
+
+def test_first_review_posts_static_findings(memory: Memory) -> None:
+    outcome = run_review(request("1", pr_diff()), chat=None, memory=memory, rng=random.Random(1))
+    found = patterns(outcome.chosen.posted) | patterns(outcome.chosen.suppressed)
+    assert {"ruff:B006", "ruff:E722", "secrets:aws-access-key"} <= found
+    assert "secrets:aws-access-key" in patterns(outcome.chosen.posted)
+    assert outcome.usage["llm_calls"] == 0
+
+
+def test_rejected_pattern_is_held_back_and_accepted_one_posted(memory: Memory) -> None:
+    teach(memory, "a", "thumbs_down", "ruff:B006")
+    teach(memory, "b", "thumbs_up", "ruff:E722")
+    outcome = run_review(request("9", pr_diff()), chat=None, memory=memory, rng=random.Random(9))
+    assert "ruff:E722" in patterns(outcome.chosen.posted)
+    held = {c.finding.pattern: c.reason for c in outcome.chosen.suppressed}
+    assert held.get("ruff:B006") in ("learned", "neighbours")
+    assert memory.scores.shadow(REPO)  # kept for audit, with its sampled score
+
+
+def test_security_is_never_held_back_by_learning(memory: Memory) -> None:
+    teach(memory, "s", "thumbs_down", "secrets:aws-access-key", times=4)
+    outcome = run_review(request("10", pr_diff()), chat=None, memory=memory, rng=random.Random(3))
+    assert "secrets:aws-access-key" in patterns(outcome.chosen.posted)
+
+
+def test_what_was_already_posted_on_this_pr_is_not_posted_again(memory: Memory) -> None:
+    first = run_review(request("7", pr_diff()), chat=None, memory=memory, rng=random.Random(1))
+    said = {c.finding.fingerprint for c in first.chosen.posted}
+    again = run_review(
+        request("7", pr_diff()), chat=None, memory=memory, already_posted=said, rng=random.Random(1)
+    )
+    assert not {c.finding.fingerprint for c in again.chosen.posted} & said
+    assert {c.reason for c in again.chosen.suppressed} >= {"already posted"}
+
+
+def test_min_severity_and_budget_come_from_the_repo_config(memory: Memory) -> None:
+    config = RepoConfig(review=ReviewConfig(max_comments=0, min_severity="high"))
+    outcome = run_review(
+        request("8", pr_diff(), config), chat=None, memory=memory, rng=random.Random(1)
+    )
+    assert patterns(outcome.chosen.posted) == {"secrets:aws-access-key"}
+    reasons = {c.reason for c in outcome.chosen.suppressed}
+    assert "below min_severity" in reasons
+
+
+def test_muted_pattern_in_config_is_never_posted(memory: Memory) -> None:
+    config = RepoConfig(mutes=("ruff:*",))
+    outcome = run_review(
+        request("11", pr_diff(), config), chat=None, memory=memory, rng=random.Random(1)
+    )
+    assert not any(p.startswith("ruff:") for p in patterns(outcome.chosen.posted))
+    assert {c.reason for c in outcome.chosen.suppressed if c.finding.source == "ruff"} == {"muted"}
+
+
+def test_memory_outage_still_reviews(tmp_path: Path) -> None:
+    def broken() -> object:
+        raise RuntimeError("qdrant down")
+
+    memory = Memory(
+        scores=SqliteScoreStore(tmp_path / "s.sqlite3", half_life_days=30),
+        trajectories=build(tmp_path / "t", LocalEmbedder()).trajectories,
+        pending=build(tmp_path / "p", LocalEmbedder()).pending,
+        archive=build(tmp_path / "a", LocalEmbedder()).archive,
+        open_experiences=broken,  # type: ignore[arg-type]
+    )
+    outcome = run_review(request("12", pr_diff()), chat=None, memory=memory, rng=random.Random(1))
+    assert outcome.chosen.posted
+    assert any("could not be consulted" in n for n in outcome.notes)

@@ -1,0 +1,267 @@
+"""Ruff findings on added lines: these run the real ruff of the virtualenv."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import shutil
+import sys
+import uuid
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+
+import pytest
+
+from workers.review import ruff_scan
+from workers.review.diff_model import DiffModel
+from workers.review.findings import Finding
+from workers.review.ruff_scan import RuffUnavailable, rule_severity, run_ruff
+
+
+def diff_of(changes: dict[str, tuple[str, str]]) -> DiffModel:
+    """A DiffModel from (old text, new text) per path, as ``git diff`` would show it."""
+    chunks: list[str] = []
+    for path, (old, new) in changes.items():
+        chunks += difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            "/dev/null" if not old else f"a/{path}",
+            f"b/{path}",
+        )
+    return DiffModel.from_unified("".join(chunks))
+
+
+def scan(changes: dict[str, tuple[str, str]]) -> list[Finding]:
+    return run_ruff({path: new for path, (_old, new) in changes.items()}, diff_of(changes))
+
+
+def test_only_added_lines_are_reported() -> None:
+    old = "import os\n\nVALUE = 1\n"
+    new = "import os\nimport sys\n\nVALUE = 1\n"
+
+    findings = scan({"pkg/mod.py": (old, new)})
+
+    assert [(f.path, f.line, f.side, f.pattern) for f in findings] == [
+        ("pkg/mod.py", 2, "RIGHT", "ruff:F401")
+    ]
+    assert findings[0].code == "import sys"
+    assert findings[0].source == "ruff"
+
+
+def test_patterns_and_severities() -> None:
+    new = (
+        "def f(items=[]):\n"  # B006
+        "    return eval(items)\n"  # S307
+        "\n"
+        "\n"
+        "x = undefined_name\n"  # F821
+        "y = dict()\n"  # C408
+    )
+
+    findings = scan({"a.py": ("", new)})
+
+    assert {(f.line, f.pattern, f.severity) for f in findings} == {
+        (1, "ruff:B006", "medium"),
+        (2, "ruff:S307", "high"),
+        (5, "ruff:F821", "high"),
+        (6, "ruff:C408", "low"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("code", "severity"),
+    [
+        ("F821", "high"),
+        ("F811", "high"),
+        ("F632", "high"),
+        ("F706", "high"),
+        ("E999", "high"),
+        ("PLE0101", "high"),
+        ("S608", "high"),
+        ("S101", "low"),
+        ("B023", "medium"),
+        ("ASYNC230", "medium"),
+        ("DTZ005", "medium"),
+        ("PLW0120", "medium"),
+        ("RUF006", "medium"),
+        ("RUF012", "medium"),
+        ("F401", "low"),
+        ("PERF401", "low"),
+        ("SIM118", "low"),
+        ("UP006", "low"),
+        ("ZZZ123", "low"),
+    ],
+)
+def test_rule_severity(code: str, severity: str) -> None:
+    assert rule_severity(code) == severity
+
+
+def test_message_has_code_fix_title_and_docs_link() -> None:
+    (finding,) = scan({"a.py": ("", "import os\n")})
+
+    assert finding.message.startswith("**F401** `os` imported but unused")
+    assert "Remove unused import: `os`" in finding.message
+    assert "(https://docs.astral.sh/ruff/rules/unused-import/)" in finding.message
+
+
+def test_deleting_fix_becomes_empty_suggestion() -> None:
+    old = "VALUE = 1\n"
+    new = "import os\nVALUE = 1\n"
+
+    (finding,) = scan({"a.py": (old, new)})
+
+    # An empty GitHub suggestion deletes the commented line.
+    assert (finding.line, finding.start_line, finding.suggestion) == (1, None, "")
+
+
+def test_in_line_fix_becomes_replacement_line() -> None:
+    (finding,) = scan({"a.py": ("", 'GREETING = f"hello"\n')})
+
+    assert finding.pattern == "ruff:F541"
+    assert finding.suggestion == 'GREETING = "hello"'
+
+
+def test_fix_over_several_added_lines_is_multi_line_suggestion() -> None:
+    new = "from typing import (\n    Dict,\n    List,\n)\n\nVALUE = 1\n"
+
+    findings = [f for f in scan({"a.py": ("", new)}) if f.pattern == "ruff:F401"]
+
+    # Both names' fixes remove the whole statement: one finding over lines 1-4.
+    assert [(f.start_line, f.line, f.suggestion) for f in findings] == [(1, 4, "")]
+    assert findings[0].code == "    Dict,"
+
+
+def test_fix_touching_a_context_line_has_no_suggestion() -> None:
+    old = "from typing import (\n    Dict,\n)\n\nVALUE: Dict[str, int] = {}\n"
+    new = "from typing import (\n    Dict,\n    List,\n)\n\nVALUE: Dict[str, int] = {}\n"
+
+    findings = [f for f in scan({"a.py": (old, new)}) if f.pattern == "ruff:F401"]
+
+    assert [(f.line, f.suggestion) for f in findings] == [(3, None)]
+
+
+def test_unsafe_fix_has_no_suggestion() -> None:
+    (finding,) = scan({"a.py": ("", "def f(items=[]):\n    return items\n")})
+
+    assert finding.pattern == "ruff:B006"
+    assert finding.suggestion is None
+
+
+def test_fix_on_crlf_file_keeps_line_breaks_out_of_suggestion() -> None:
+    (finding,) = scan({"a.py": ("", 'A = 1\r\nGREETING = f"hello"\r\n')})
+
+    assert (finding.line, finding.suggestion) == (2, 'GREETING = "hello"')
+    assert finding.code == 'GREETING = f"hello"'
+
+
+def test_fix_joining_lines_includes_the_joined_line() -> None:
+    text = "x = (1 +\n     2)\n"
+    entry = diff_of({"a.py": ("", text)}).file("a.py")
+    assert entry is not None
+    join = {
+        "applicability": "safe",
+        "edits": [
+            {
+                "content": " ",
+                "location": {"row": 1, "column": 9},
+                "end_location": {"row": 2, "column": 6},
+            }
+        ],
+    }
+
+    assert ruff_scan._suggestion(text, entry, 1, join) == (1, 2, "x = (1 + 2)")
+
+
+def test_syntax_error_is_one_high_finding() -> None:
+    findings = scan({"broken.py": ("", "def broken(:\n    pass\n")})
+
+    assert [(f.line, f.pattern, f.severity) for f in findings] == [(1, "ruff:syntax-error", "high")]
+    assert findings[0].message.startswith("**Syntax error** ")
+
+
+def test_same_rule_twice_on_a_line_is_one_finding() -> None:
+    findings = scan({"a.py": ("", "import os, sys\n")})
+
+    assert [(f.line, f.pattern) for f in findings] == [(1, "ruff:F401")]
+
+
+def test_findings_are_sorted_by_path_and_line() -> None:
+    findings = scan(
+        {
+            "b.py": ("", "import os\nimport sys\n"),
+            "a.py": ("", "import json\n"),
+        }
+    )
+
+    assert [(f.path, f.line) for f in findings] == [("a.py", 1), ("b.py", 1), ("b.py", 2)]
+
+
+def test_hostile_paths_are_skipped() -> None:
+    escape = f"kaizen-escape-{uuid.uuid4().hex}.py"
+    hostile = {
+        f"../{escape}": ("", "import os\n"),
+        f"/tmp/{escape}": ("", "import os\n"),
+        f"pkg/./../{escape}": ("", "import os\n"),
+        "-rf.py": ("", "import os\n"),
+        "ok.py": ("", "import os\n"),
+    }
+
+    findings = scan(hostile)
+
+    assert sorted(f.path for f in findings) == ["-rf.py", "ok.py"]
+    assert not (Path("/tmp") / escape).exists()
+
+
+def test_file_not_in_diff_is_ignored() -> None:
+    diff = diff_of({"a.py": ("", "VALUE = 1\n")})
+
+    assert run_ruff({"a.py": "VALUE = 1\n", "other.py": "import os\n"}, diff) == []
+
+
+def test_file_the_diff_skips_is_ignored() -> None:
+    diff = diff_of({"gen/a.py": ("", "import os\n")})
+    diff.apply_path_filters([], ["gen/**"])
+
+    assert run_ruff({"gen/a.py": "import os\n"}, diff) == []
+
+
+def test_non_python_paths_are_ignored() -> None:
+    changes = {"script.sh": ("", "import os\n"), "types.pyi": ("", "import os\n")}
+
+    assert [f.path for f in scan(changes)] == ["types.pyi"]
+
+
+def test_empty_input_gives_no_findings() -> None:
+    assert run_ruff({}, DiffModel([])) == []
+
+
+def test_missing_ruff_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> ModuleSpec | None:
+        return None if name == "ruff" else real_find_spec(name, package)
+
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setattr(shutil, "which", lambda *_args, **_kwargs: None)
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+    with pytest.raises(RuffUnavailable, match="not installed"):
+        scan({"a.py": ("", "import os\n")})
+
+
+def test_slow_ruff_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    monkeypatch.setattr(ruff_scan, "_ruff_command", lambda: sleeper)
+
+    with pytest.raises(RuffUnavailable, match="did not finish"):
+        run_ruff({"a.py": "import os\n"}, diff_of({"a.py": ("", "import os\n")}), timeout_s=0.5)
+
+
+def test_rule_ruff_rejects_is_an_error() -> None:
+    with pytest.raises(RuffUnavailable, match="exit code"):
+        run_ruff({"a.py": "import os\n"}, diff_of({"a.py": ("", "import os\n")}), select=["XYZ999"])
+
+
+def test_selector_that_is_not_a_rule_code_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a ruff rule code"):
+        run_ruff({"a.py": "import os\n"}, diff_of({"a.py": ("", "import os\n")}), ignore=["--fix"])

@@ -1,0 +1,1 @@
+"""Pull-request review: diff model, finding sources, selection, publishing, feedback."""

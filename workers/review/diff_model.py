@@ -1,0 +1,262 @@
+"""The diff of a pull request, and exactly which lines GitHub accepts a comment on.
+
+GitHub answers 422 to a review comment whose ``line``/``side`` is not in the PR's diff:
+RIGHT accepts added and context lines (new numbering), LEFT accepts removed and context
+lines (old numbering), and a multi-line comment's ``start_line`` must lie in the same hunk,
+before ``line``. Everything that posts checks its anchors here first.
+
+Two inputs, one model: a local ``git diff`` (unified text with headers) and GitHub's PR
+files (one ``patch`` per file, no headers, missing for binary or very large files). Both
+are parsed by unidiff.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
+
+from workers.review.findings import Side
+
+# A file with more changed lines than this is skipped with a note: a review comment on
+# line 40,000 of a generated file helps nobody, and it would crowd out the real files.
+DEFAULT_MAX_FILE_CHANGES = 10_000
+
+_GIT_STATUS = {"A": "added", "D": "removed", "M": "modified", "R": "renamed"}
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # "+", "-" or " "
+    old: int | None
+    new: int | None
+    text: str
+    hunk: int
+
+
+@dataclass
+class FileChange:
+    """One changed file. ``skipped`` says why it is not reviewed (binary, too large, …)."""
+
+    path: str
+    status: str  # added | modified | removed | renamed | copied | changed
+    old_path: str | None = None
+    lines: list[DiffLine] = field(default_factory=list)
+    skipped: str | None = None
+    no_newline_at_end: bool = False
+
+    def __post_init__(self) -> None:
+        self._right = {ln.new: ln for ln in self.lines if ln.kind != "-" and ln.new is not None}
+        self._left = {ln.old: ln for ln in self.lines if ln.kind != "+" and ln.old is not None}
+
+    @property
+    def added(self) -> dict[int, str]:
+        """New line number → text of every added line."""
+        return {ln.new: ln.text for ln in self.lines if ln.kind == "+" and ln.new is not None}
+
+    @property
+    def removed(self) -> dict[int, str]:
+        return {ln.old: ln.text for ln in self.lines if ln.kind == "-" and ln.old is not None}
+
+    @property
+    def changed_count(self) -> int:
+        return sum(1 for ln in self.lines if ln.kind != " ")
+
+    def line(self, side: Side, number: int) -> DiffLine | None:
+        return (self._right if side == "RIGHT" else self._left).get(number)
+
+    def can_comment(self, side: Side, line: int, start_line: int | None = None) -> bool:
+        end = self.line(side, line)
+        if end is None or self.skipped:
+            return False
+        if start_line is None:
+            return True
+        start = self.line(side, start_line)
+        return start is not None and start.hunk == end.hunk and start_line < line
+
+
+@dataclass
+class DiffModel:
+    files: list[FileChange]
+
+    def __post_init__(self) -> None:
+        self._by_path = {f.path: f for f in self.files}
+
+    def file(self, path: str) -> FileChange | None:
+        return self._by_path.get(path)
+
+    def reviewable(self) -> list[FileChange]:
+        return [f for f in self.files if not f.skipped and f.status != "removed"]
+
+    def skipped(self) -> list[FileChange]:
+        return [f for f in self.files if f.skipped]
+
+    def can_comment(self, path: str, side: Side, line: int, start_line: int | None = None) -> bool:
+        entry = self._by_path.get(path)
+        return entry is not None and entry.can_comment(side, line, start_line)
+
+    @property
+    def changed_lines(self) -> int:
+        return sum(f.changed_count for f in self.files if not f.skipped)
+
+    def apply_path_filters(self, include: Sequence[str], exclude: Sequence[str]) -> None:
+        """Mark files outside ``include`` or inside ``exclude`` as skipped."""
+        inc = [compile_glob(g) for g in include]
+        exc = [compile_glob(g) for g in exclude]
+        for entry in self.files:
+            if entry.skipped:
+                continue
+            if inc and not any(r.fullmatch(entry.path) for r in inc):
+                entry.skipped = "not in review.paths.include"
+            elif any(r.fullmatch(entry.path) for r in exc):
+                entry.skipped = "excluded by review.paths.exclude"
+
+    # -- building ---------------------------------------------------------------------
+
+    @classmethod
+    def from_unified(
+        cls, text: str, *, max_file_changes: int = DEFAULT_MAX_FILE_CHANGES
+    ) -> DiffModel:
+        """From ``git diff`` output (with ``diff --git``/``---``/``+++`` headers)."""
+        try:
+            patch = PatchSet(text)
+        except UnidiffParseError as exc:
+            raise ValueError(f"not a unified diff: {exc}") from exc
+        files = []
+        for pf in patch:
+            path = _strip_prefix(pf.target_file if not pf.is_removed_file else pf.source_file)
+            old = _strip_prefix(pf.source_file) if pf.is_rename else None
+            status = (
+                "added"
+                if pf.is_added_file
+                else "removed"
+                if pf.is_removed_file
+                else "renamed"
+                if pf.is_rename
+                else "modified"
+            )
+            files.append(_file_from_patched(pf, path, status, old, max_file_changes))
+        return cls(files)
+
+    @classmethod
+    def from_github_files(
+        cls,
+        files: Iterable[Mapping[str, Any]],
+        *,
+        max_file_changes: int = DEFAULT_MAX_FILE_CHANGES,
+    ) -> DiffModel:
+        """From ``GET /pulls/{n}/files`` or ``GET /compare`` entries."""
+        out = []
+        for item in files:
+            path = str(item["filename"])
+            status = str(item.get("status") or "modified")
+            old = item.get("previous_filename")
+            patch = item.get("patch")
+            if patch is None:
+                changes = int(item.get("changes") or 0)
+                reason = (
+                    "no textual diff (binary file)"
+                    if changes == 0
+                    else "GitHub sent no diff for it (too large)"
+                )
+                out.append(FileChange(path, status, old, skipped=reason))
+                continue
+            text = f"--- a/{old or path}\n+++ b/{path}\n{patch}\n"
+            try:
+                parsed = PatchSet(text)
+            except UnidiffParseError:
+                out.append(FileChange(path, status, old, skipped="diff could not be parsed"))
+                continue
+            if not len(parsed):
+                out.append(FileChange(path, status, old, skipped="no changed lines"))
+                continue
+            out.append(_file_from_patched(parsed[0], path, status, old, max_file_changes))
+        return cls(out)
+
+
+def _file_from_patched(
+    pf: Any, path: str, status: str, old: str | None, max_file_changes: int
+) -> FileChange:
+    if pf.is_binary_file:
+        return FileChange(path, status, old, skipped="binary file")
+    lines: list[DiffLine] = []
+    no_newline = False
+    for index, hunk in enumerate(pf):
+        for ln in hunk:
+            if ln.line_type == "\\":
+                no_newline = True
+                continue
+            if ln.line_type not in ("+", "-", " "):
+                continue
+            text = ln.value[:-1] if ln.value.endswith("\n") else ln.value
+            text = text[:-1] if text.endswith("\r") else text
+            lines.append(DiffLine(ln.line_type, ln.source_line_no, ln.target_line_no, text, index))
+    entry = FileChange(path, status, old, lines, no_newline_at_end=no_newline)
+    if entry.changed_count > max_file_changes:
+        entry = FileChange(
+            path,
+            status,
+            old,
+            skipped=f"{entry.changed_count} changed lines (over {max_file_changes})",
+        )
+    elif not lines and status != "removed":
+        entry.skipped = "no changed lines"
+    return entry
+
+
+def _strip_prefix(name: str) -> str:
+    for prefix in ("a/", "b/"):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def compile_glob(glob: str) -> re.Pattern[str]:
+    """``**`` crosses directories, ``*`` and ``?`` do not; ``dir/**`` matches all under dir."""
+    out = []
+    i = 0
+    while i < len(glob):
+        ch = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif ch == "*":
+            out.append("[^/]*")
+            i += 1
+        elif ch == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    return re.compile("".join(out))
+
+
+def only_new(diff: DiffModel, increment: DiffModel) -> DiffModel:
+    """``diff`` (the whole PR, for anchors) with only ``increment``'s added lines still
+    counted as added: an incremental review looks at the new commits, while comments stay
+    anchored to the PR's diff, which is what GitHub checks them against."""
+    files = []
+    for entry in diff.files:
+        new = increment.file(entry.path)
+        fresh = set(new.added) if new is not None and not new.skipped else set()
+        lines = [
+            ln
+            if ln.kind != "+" or ln.new in fresh
+            else DiffLine(" ", None, ln.new, ln.text, ln.hunk)
+            for ln in entry.lines
+        ]
+        copy = FileChange(
+            entry.path, entry.status, entry.old_path, lines, entry.skipped, entry.no_newline_at_end
+        )
+        if not copy.skipped and not fresh and entry.status != "removed":
+            copy.skipped = "unchanged since the last review"
+        files.append(copy)
+    return DiffModel(files)

@@ -1,0 +1,275 @@
+"""Turning what developers do with Kaizen's comments into memory signals.
+
+Each signal has an id derived from the GitHub object it comes from (a reaction id, a
+reply's comment id, the comment whose thread was resolved, …), so a redelivered webhook
+or a poll that sees the same reaction again changes nothing: memory applies a signal id
+once.
+
+Sources: replies (``/kaizen good|bad [why]`` or plain words), resolved threads, a
+suggestion committed or the commented lines changed (seen on the next push), reactions
+(polled: GitHub sends no webhook for them), and silence until the PR closes (ignored).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from memory.service import Memory, UnknownExperience
+from memory.types import Outcome, Signal
+from workers.review.render import parse_finding_marker
+
+log = logging.getLogger(__name__)
+
+_GOOD_WORDS = re.compile(
+    r"(?i)\b(thanks|thank you|good catch|nice catch|fixed|done|agreed|great|helpful|"
+    r"will fix|makes sense|lgtm)\b|👍|\+1"
+)
+_BAD_WORDS = re.compile(
+    r"(?i)(not useful|not helpful|false positive|wrong|incorrect|irrelevant|noise|noisy|"
+    r"disagree|won'?t fix|wontfix|not an issue|not a bug|intended|on purpose|"
+    r"doesn'?t apply|nope|👎|-1\b)"
+)
+
+
+def classify_reply(body: str, app_slug: str) -> tuple[str | None, str | None]:
+    """(signal kind, reason) for a reply to a Kaizen comment; (None, None) if unclear.
+
+    ``/kaizen good|bad [why]`` is explicit; plain text counts only when it says so
+    plainly. A reply that argues nothing either way teaches nothing.
+    """
+    text = body.strip()
+    command = re.match(
+        rf"^\s*/(?:kaizen|{re.escape(app_slug)})\s+(good|bad)\b[ \t]*(.*)",
+        text,
+        re.IGNORECASE | re.DOTALL,
+    )
+    if command:
+        reason = command.group(2).strip() or None
+        return command.group(1).lower(), reason[:2000] if reason else None
+    if _BAD_WORDS.search(text):
+        return "bad", text[:2000]
+    if _GOOD_WORDS.search(text):
+        return "good", text[:2000]
+    return None, None
+
+
+def _at(stamp: str | None) -> float:
+    if not stamp:
+        return time.time()
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return time.time()
+
+
+@dataclass
+class Applied:
+    signal: str
+    status: str  # applied | duplicate | pending | unknown
+
+
+def apply(
+    memory: Memory,
+    *,
+    signal_id: str,
+    kind: str,
+    experience_id: str,
+    at: float,
+    reason: str | None = None,
+    actor: str | None = None,
+) -> Applied:
+    """Apply one signal to the experience a Kaizen comment recorded.
+
+    The experience names the pattern the signal teaches; if the store cannot be read the
+    error propagates and the task is retried later (its signal ids keep that safe).
+    """
+    experience = memory.experiences.get(experience_id)
+    if experience is None:
+        return Applied(signal_id, "unknown")
+    signal = Signal(
+        id=signal_id,
+        kind=kind,
+        experience_id=experience_id,
+        repo=experience.repo,
+        pattern=experience.pattern,
+        at=at,
+        reason=reason,
+        actor=actor,
+    )
+    try:
+        result = memory.apply_signal(signal)
+    except UnknownExperience:
+        return Applied(signal_id, "unknown")
+    return Applied(signal_id, result.status)
+
+
+def on_reply(
+    memory: Memory, parent: dict[str, Any], reply: dict[str, Any], *, bot_login: str, app_slug: str
+) -> Applied | None:
+    """A reply in the thread of one of Kaizen's review comments."""
+    if (parent.get("user") or {}).get("login") != bot_login:
+        return None
+    found = parse_finding_marker(parent.get("body"))
+    user = (reply.get("user") or {}).get("login")
+    if found is None or user == bot_login:
+        return None
+    kind, reason = classify_reply(str(reply.get("body") or ""), app_slug)
+    if kind is None:
+        return None
+    return apply(
+        memory,
+        signal_id=f"reply:{reply['id']}",
+        kind=kind,
+        experience_id=found.experience_id,
+        at=_at(reply.get("created_at")),
+        reason=reason,
+        actor=user,
+    )
+
+
+def on_thread_resolved(
+    memory: Memory, thread: dict[str, Any], *, bot_login: str, actor: str | None
+) -> Applied | None:
+    """Resolved after the lines changed → addressed; resolved as is → dismissed."""
+    comments = thread.get("comments") or []
+    if not comments:
+        return None
+    first = comments[0]
+    if (first.get("user") or {}).get("login") != bot_login:
+        return None
+    found = parse_finding_marker(first.get("body"))
+    if found is None:
+        return None
+    outdated = first.get("line") is None and first.get("position") is None
+    return apply(
+        memory,
+        signal_id=f"resolved:{first['id']}",
+        kind="addressed" if outdated else "dismissed",
+        experience_id=found.experience_id,
+        at=time.time(),
+        actor=actor,
+    )
+
+
+class FileReader(Protocol):
+    def file_at(self, repo: str, path: str, ref: str) -> str | None: ...
+
+
+_SUGGESTION = re.compile(r"(`{3,})suggestion\n(.*?)\1", re.DOTALL)
+
+
+def suggestion_of(body: str | None) -> str | None:
+    match = _SUGGESTION.search(body or "")
+    return match.group(2) if match else None
+
+
+def on_push(
+    memory: Memory,
+    gh: FileReader,
+    repo: str,
+    head: str,
+    bot_comments: Iterable[dict[str, Any]],
+) -> list[Applied]:
+    """After a push: a suggestion whose text is now in the file → applied; a commented line
+    that changed (GitHub marks the comment outdated) → addressed."""
+    out = []
+    files: dict[str, str | None] = {}
+    for comment in bot_comments:
+        found = parse_finding_marker(comment.get("body"))
+        if found is None:
+            continue
+        suggestion = suggestion_of(comment.get("body"))
+        path = str(comment.get("path") or "")
+        if suggestion is not None and path:
+            if path not in files:
+                files[path] = gh.file_at(repo, path, head)
+            text = files[path]
+            if text is not None and _contains_lines(text, suggestion):
+                out.append(
+                    apply(
+                        memory,
+                        signal_id=f"applied:{comment['id']}",
+                        kind="applied",
+                        experience_id=found.experience_id,
+                        at=time.time(),
+                    )
+                )
+                continue
+        if comment.get("line") is None and comment.get("position") is None:
+            out.append(
+                apply(
+                    memory,
+                    signal_id=f"addressed:{comment['id']}",
+                    kind="addressed",
+                    experience_id=found.experience_id,
+                    at=time.time(),
+                )
+            )
+    return out
+
+
+def _contains_lines(text: str, suggestion: str) -> bool:
+    """Whether the suggested lines now appear, in order, as whole lines of the file."""
+    wanted = [ln.rstrip() for ln in suggestion.rstrip("\n").split("\n")]
+    if not any(wanted):
+        return False  # a deletion can't be told apart from the line moving elsewhere
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    n = len(wanted)
+    return any(lines[i : i + n] == wanted for i in range(len(lines) - n + 1))
+
+
+def on_reactions(
+    memory: Memory, comment: dict[str, Any], reactions: Iterable[dict[str, Any]], *, bot_login: str
+) -> list[Applied]:
+    found = parse_finding_marker(comment.get("body"))
+    if found is None:
+        return []
+    out = []
+    for reaction in reactions:
+        content = reaction.get("content")
+        user = (reaction.get("user") or {}).get("login")
+        if content not in ("+1", "-1") or not user or user == bot_login:
+            continue
+        out.append(
+            apply(
+                memory,
+                signal_id=f"reaction:{reaction['id']}",
+                kind="thumbs_up" if content == "+1" else "thumbs_down",
+                experience_id=found.experience_id,
+                at=_at(reaction.get("created_at")),
+                actor=user,
+            )
+        )
+    return out
+
+
+def on_close(memory: Memory, bot_comments: Iterable[dict[str, Any]]) -> list[Applied]:
+    """Silence until the PR closed: every comment nobody reacted to counts as ignored."""
+    out = []
+    for comment in bot_comments:
+        found = parse_finding_marker(comment.get("body"))
+        if found is None:
+            continue
+        try:
+            experience = memory.experiences.get(found.experience_id)
+        except Exception as exc:
+            log.warning("experience store unavailable at close", extra={"error": str(exc)})
+            experience = None
+        if experience is not None and experience.outcome != Outcome.PENDING:
+            continue
+        out.append(
+            apply(
+                memory,
+                signal_id=f"ignored:{found.experience_id}",
+                kind="ignored",
+                experience_id=found.experience_id,
+                at=time.time(),
+            )
+        )
+    return out

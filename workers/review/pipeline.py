@@ -1,0 +1,274 @@
+"""One review, from a diff to chosen findings; the same for GitHub and local mode.
+
+The sources run in order of cost: secrets and ruff (milliseconds, always available), then
+the LLM reviewer when an endpoint is configured and the repo's budget allows. A source
+that fails leaves a note and the others still count: a review with ruff findings and a
+line saying the LLM was unavailable beats no review.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.repo_config import RepoConfig
+from memory.service import Memory
+from memory.trajectories import Transition
+from memory.types import Experience, Kind, Outcome
+from workers.llm import ChatModel
+from workers.review.diff_model import DiffModel
+from workers.review.findings import Finding
+from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
+from workers.review.ruff_scan import run_ruff
+from workers.review.secrets_scan import scan_secrets
+from workers.review.selection import Chosen, choose_findings
+from workers.review.state import ReviewState
+
+log = logging.getLogger(__name__)
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+ACCEPTED = ("accepted", "addressed", "partly")
+
+
+@dataclass
+class ReviewRequest:
+    repo: str
+    pr: str  # the PR number, or "local"
+    diff: DiffModel
+    file_text: Callable[[str], str | None]  # a file at the head, None if absent
+    config: RepoConfig
+    trajectory_id: str = field(default_factory=lambda: f"review:{uuid.uuid4()}")
+    installation_id: int | None = None
+
+
+@dataclass
+class ReviewOutcome:
+    chosen: Chosen
+    notes: list[str]
+    findings: int
+    llm: LlmReviewResult | None = None
+    seconds: float = 0.0
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        llm = self.llm
+        return {
+            "llm_calls": len(llm.calls) if llm else 0,
+            "prompt_tokens": llm.prompt_tokens if llm else 0,
+            "completion_tokens": llm.completion_tokens if llm else 0,
+            "findings": self.findings,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def collect_findings(
+    request: ReviewRequest,
+    *,
+    chat: ChatModel | None,
+    memory: Memory | None,
+    state: ReviewState | None,
+    notes: list[str],
+) -> tuple[list[Finding], LlmReviewResult | None]:
+    config = request.config.review
+    diff = request.diff
+    findings: list[Finding] = []
+    if config.secrets.enabled:
+        findings += scan_secrets(diff)
+    if config.ruff.enabled:
+        sources = {}
+        for entry in diff.reviewable():
+            if entry.path.endswith(PYTHON_SUFFIXES) and entry.added:
+                text = request.file_text(entry.path)
+                if text is not None:
+                    sources[entry.path] = text
+        if sources:
+            try:
+                findings += run_ruff(
+                    sources, diff, select=config.ruff.select, ignore=config.ruff.ignore
+                )
+            except Exception as exc:
+                log.warning("ruff failed", extra={"error": str(exc)})
+                notes.append(f"Static analysis (ruff) could not run: {exc}")
+    llm_result = None
+    if chat is not None and config.llm.enabled and diff.changed_lines:
+        llm_result = _llm_findings(request, chat, memory, state, notes)
+        if llm_result is not None:
+            findings += llm_result.findings
+    return findings, llm_result
+
+
+def _llm_findings(
+    request: ReviewRequest,
+    chat: ChatModel,
+    memory: Memory | None,
+    state: ReviewState | None,
+    notes: list[str],
+) -> LlmReviewResult | None:
+    llm_config = request.config.review.llm
+    budget = llm_config.max_tokens_per_pr
+    if state is not None:
+        used_today = state.add_tokens(request.repo, 0)
+        budget = min(budget, max(0, llm_config.max_tokens_per_day - used_today))
+    if budget <= 0:
+        notes.append("The LLM reviewer was skipped: this repository's daily token budget is spent.")
+        return None
+    step = 0
+
+    def record(call: LlmCall) -> None:
+        nonlocal step
+        if memory is None or call.answer is None:
+            return
+        try:
+            memory.trajectories.record(
+                Transition(
+                    trajectory_id=request.trajectory_id,
+                    step=step,
+                    messages=call.messages,
+                    generation=call.answer.text,
+                    model=call.answer.model,
+                    prompt_tokens=call.answer.prompt_tokens,
+                    completion_tokens=call.answer.completion_tokens,
+                    latency_s=call.answer.latency_s,
+                    repo=request.repo,
+                    kind="review",
+                    metadata={"pr": request.pr, "paths": call.paths, "findings": call.findings},
+                )
+            )
+            step += 1
+        except Exception as exc:
+            log.warning("trajectory not recorded", extra={"error": str(exc)})
+
+    try:
+        result = llm_review(
+            request.diff,
+            chat=chat,
+            file_text=request.file_text,
+            past_comments=_past_comments(request.repo, memory),
+            instructions=[
+                (p.path, p.instructions) for p in request.config.review.path_instructions
+            ],
+            max_total_tokens=budget,
+            on_call=record,
+        )
+    except Exception as exc:
+        log.warning("LLM review failed", extra={"error": str(exc)})
+        notes.append(
+            f"The LLM reviewer failed ({type(exc).__name__}); only static findings were posted."
+        )
+        return None
+    if state is not None:
+        state.add_tokens(request.repo, result.prompt_tokens + result.completion_tokens)
+    if result.errors:
+        notes.append(
+            "The LLM reviewer's answers could not be used for part of the diff "
+            f"({len(result.errors)} of {len(result.calls) or 1} calls); those parts have "
+            "static findings only."
+        )
+    if result.not_reviewed:
+        shown = ", ".join(f"`{p}`" for p in result.not_reviewed[:20])
+        more = (
+            "" if len(result.not_reviewed) <= 20 else f" and {len(result.not_reviewed) - 20} more"
+        )
+        notes.append(f"The LLM token budget ran out before {shown}{more}.")
+    return result
+
+
+def _past_comments(repo: str, memory: Memory | None) -> Callable[[str], list[PastComment]] | None:
+    if memory is None:
+        return None
+
+    def lookup(text: str) -> list[PastComment]:
+        try:
+            hits = memory.experiences.search_similar(
+                text,
+                repo=repo,
+                kind=Kind.COMMENT,
+                limit=4,
+                balanced=True,
+                outcome=["accepted", "addressed", "partly", "rejected", "dismissed"],
+            )
+        except Exception as exc:
+            log.warning("past comments unavailable", extra={"error": str(exc)})
+            return []
+        return [
+            PastComment(
+                pattern=h.experience.pattern,
+                body=str(h.experience.extra.get("message") or h.experience.text)[:500],
+                code=str(h.experience.extra.get("code") or "")[:200],
+                outcome="accepted" if h.experience.outcome in ACCEPTED else "rejected",
+                reason=h.experience.reflection,
+            )
+            for h in hits
+        ]
+
+    return lookup
+
+
+def run_review(
+    request: ReviewRequest,
+    *,
+    chat: ChatModel | None,
+    memory: Memory | None,
+    state: ReviewState | None = None,
+    already_posted: Collection[str] = (),
+    rng: random.Random | None = None,
+) -> ReviewOutcome:
+    started = time.perf_counter()
+    notes: list[str] = []
+    findings, llm_result = collect_findings(
+        request, chat=chat, memory=memory, state=state, notes=notes
+    )
+    chosen = choose_findings(
+        findings,
+        repo=request.repo,
+        pr=request.pr,
+        config=request.config,
+        memory=memory,
+        already_posted=already_posted,
+        rng=rng,
+    )
+    notes += chosen.notes
+    return ReviewOutcome(
+        chosen, notes, len(findings), llm_result, seconds=time.perf_counter() - started
+    )
+
+
+def remember_posted(
+    memory: Memory, request: ReviewRequest, outcome: ReviewOutcome, extra: dict[str, Any]
+) -> None:
+    """Every posted comment becomes a pending experience that feedback will settle."""
+    now = time.time()
+    for choice in outcome.chosen.posted:
+        f = choice.finding
+        memory.record_experience(
+            Experience(
+                kind=Kind.COMMENT,
+                repo=request.repo,
+                pattern=f.pattern,
+                fingerprint=f"{request.pr}:{f.fingerprint}",
+                text=f.context_text(),
+                installation_id=request.installation_id,
+                severity=f.severity,
+                outcome=Outcome.PENDING,
+                created_at=now,
+                extra={
+                    **extra,
+                    "pr": request.pr,
+                    "path": f.path,
+                    "line": f.line,
+                    "side": f.side,
+                    "message": f.message[:2000],
+                    "code": f.code[:500],
+                    "suggestion": f.suggestion,
+                    "source": f.source,
+                    "finding_fingerprint": f.fingerprint,
+                    "score": choice.score,
+                    "trajectory_id": request.trajectory_id,
+                },
+            )
+        )

@@ -1,0 +1,463 @@
+"""Ruff findings on the lines a pull request adds.
+
+Ruff is a static analyser: it parses the files and never imports or runs them, which is
+what makes it safe on code from an untrusted pull request. It runs with ``--isolated`` so
+the repository's own ``pyproject.toml``/``ruff.toml`` is never read (a hostile config could
+point ruff at paths outside the checkout, and a sloppy one would silence everything), over
+a temporary copy of just the changed files at the PR head.
+
+Only diagnostics on *added* lines are kept: a problem that already sits in the base branch
+is not this PR's doing, and repeating it on every PR would teach people to ignore Kaizen.
+When ruff knows a safe fix that touches only added lines of one hunk, the finding carries
+it as a GitHub suggestion, so accepting the remark is one click.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from workers.review.diff_model import DiffModel, FileChange
+from workers.review.findings import Finding
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+# Rule families that find bugs and likely mistakes rather than matters of taste: no line
+# length, docstrings, naming, quoting or import order. Exact codes where a family is mostly
+# style but has a few rules worth saying (RET, ISC, PLR, EXE, NPY, PGH).
+DEFAULT_SELECT: tuple[str, ...] = (
+    "F",  # pyflakes: undefined names, unused imports, broken format strings, …
+    "E9",  # syntax and I/O errors
+    "E711",  # comparison to None with ==
+    "E712",  # comparison to True/False with ==
+    "E713",  # not x in y
+    "E714",  # not x is y
+    "E721",  # type(x) == T
+    "E722",  # bare except
+    "B",  # bugbear: mutable defaults, loop-variable closures, useless expressions, …
+    "S",  # bandit: shell injection, unsafe deserialisation, weak crypto, …
+    "ASYNC",  # blocking calls inside async functions
+    "DTZ",  # naive datetimes
+    "T10",  # a debugger breakpoint left in
+    "YTT",  # sys.version comparisons that break on Python 3.10 / 4
+    "LOG",  # logging misuse
+    "PLE",  # pylint errors
+    "PLW",  # pylint warnings
+    "PLR0124",  # comparison with itself
+    "PLR0133",  # comparison of two constants
+    "PLR0206",  # property with parameters
+    "PLR1704",  # argument redefined by a local
+    "PLR1711",  # useless return
+    "PLR1714",  # x == a or x == b → x in (a, b)
+    "PLR1722",  # exit() instead of sys.exit()
+    "PGH005",  # assertion on a mock attribute that does not exist
+    "RUF",  # ruff's own: dangling asyncio tasks, mutable class defaults, confusables, …
+    "PERF",  # performance anti-patterns
+    "SIM",  # simplifications
+    "C4",  # comprehensions
+    "UP",  # outdated syntax
+    "PIE",  # unnecessary code, duplicate class fields and enum values
+    "RET501",  # explicit return None in a function that returns nothing else
+    "RET502",  # bare return in a function that returns a value
+    "RET503",  # falling off the end of a function that returns a value
+    "ISC001",  # implicit string concatenation on one line (usually a missing comma)
+    "EXE003",  # shebang that does not run Python
+    "EXE004",  # whitespace before the shebang
+    "EXE005",  # shebang not on the first line
+)
+
+# Left out of the defaults (a caller's own ``select`` is taken as meant): rules that are
+# wrong in this setting (EXE001/EXE002 look at file modes, which the copy does not keep;
+# RUF100 calls a ``noqa`` for a rule the repository enables but Kaizen does not "unused")
+# and rules that flag ordinary, correct code far more often than a mistake.
+DEFAULT_IGNORE: tuple[str, ...] = (
+    "EXE001",
+    "EXE002",
+    "RUF100",
+    "S101",  # assert: how pytest tests are written
+    "S404",  # import subprocess
+    "S603",  # any subprocess call without shell=True
+    "S607",  # a program started by name
+    "PLW0603",  # the global statement
+    "PLW2901",  # reassigning the loop variable
+    "SIM102",  # nested ifs
+    "SIM105",  # try/except/pass → contextlib.suppress
+    "SIM108",  # if/else → ternary
+    "SIM117",  # nested with statements
+    "PERF203",  # try/except in a loop (free since Python 3.11)
+    "RUF022",  # unsorted __all__
+    "RUF023",  # unsorted __slots__
+)
+
+# Severity by rule: the longest matching prefix wins. Syntax errors and code that fails as
+# soon as it runs are high; likely bugs are medium; everything else is low.
+_SEVERITY_BY_PREFIX: dict[str, str] = {
+    "F": "low",
+    "F402": "medium",  # import shadowed by a loop variable
+    "F404": "high",  # late __future__ import: a SyntaxError
+    "F5": "medium",  # %-format / str.format mismatches: a runtime error on that path
+    "F60": "medium",  # repeated dict keys
+    "F62": "high",  # starred-expression errors
+    "F63": "high",  # is-literal, assert on a tuple, if on a tuple
+    "F7": "high",  # break/continue/return/yield outside their place
+    "F811": "high",
+    "F821": "high",
+    "F822": "high",
+    "F823": "high",
+    "F9": "medium",  # raise NotImplemented
+    "E9": "high",
+    "E7": "low",
+    "E721": "medium",
+    "E722": "medium",
+    "PLE": "high",
+    "S": "high",
+    "S101": "low",
+    "S311": "low",  # random for non-cryptographic uses is usually fine
+    "S404": "low",
+    "S603": "low",
+    "S607": "low",
+    "S105": "medium",  # guessed from variable names; secrets_scan owns real secrets
+    "S106": "medium",
+    "S107": "medium",
+    "B": "medium",
+    "ASYNC": "medium",
+    "DTZ": "medium",
+    "T10": "medium",
+    "YTT": "medium",
+    "LOG": "medium",
+    "PLW": "medium",
+    "PLR0124": "medium",
+    "PLR0133": "medium",
+    "PLR0206": "medium",
+    "PLR1704": "medium",
+    "PGH005": "medium",
+    "RUF006": "medium",  # dangling asyncio task
+    "RUF008": "medium",  # mutable dataclass default
+    "RUF009": "medium",  # function call as dataclass default
+    "RUF012": "medium",  # mutable class default
+    "RUF018": "medium",  # assignment inside assert
+    "RUF024": "medium",  # dict.fromkeys with a mutable value
+    "RUF026": "medium",  # defaultdict(default_factory=…)
+    "PIE794": "medium",  # class field defined twice
+    "PIE796": "medium",  # duplicate enum value
+    "SIM115": "medium",  # open() without a context manager
+    "ISC001": "medium",
+    "RET503": "medium",
+}
+_DEFAULT_SEVERITY = "low"
+
+_SELECTOR = re.compile(r"[A-Z]+[0-9]*")
+_LETTERS = re.compile(r"[A-Z]+")
+_RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
+_RULE_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class RuffUnavailable(RuntimeError):
+    """Ruff could not be run, or did not finish, or said something this module cannot read."""
+
+
+@dataclass(frozen=True)
+class _Edit:
+    start: tuple[int, int]  # (row, column), 1-based
+    end: tuple[int, int]  # exclusive
+    content: str
+
+
+def run_ruff(
+    files: Mapping[str, str],
+    diff: DiffModel,
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    timeout_s: float = 60.0,
+) -> list[Finding]:
+    """Ruff findings on the added lines of ``files`` (repository path → text at the PR head).
+
+    Non-Python paths, paths that could escape a directory (absolute, ``..``) and files
+    without added lines in ``diff`` (or that ``diff`` marks skipped) are left out.
+    ``select`` replaces :data:`DEFAULT_SELECT` (and then :data:`DEFAULT_IGNORE` does not
+    apply); ``ignore`` is always passed on.
+    Raises :class:`RuffUnavailable` when ruff cannot be found, fails or times out, and
+    ``ValueError`` for a selector that is not a rule code.
+    """
+    wanted: dict[str, tuple[str, FileChange]] = {}
+    for path, text in files.items():
+        entry = diff.file(path)
+        if (
+            not path.endswith(PYTHON_SUFFIXES)
+            or not _safe_relative(path)
+            or entry is None
+            or entry.skipped  # excluded by the repository's path filters, too large, …
+            or not entry.added
+        ):
+            continue
+        wanted[path] = (text, entry)
+    if not wanted:
+        return []
+
+    chosen = list(select) or list(DEFAULT_SELECT)
+    ignored = list(ignore) + ([] if select else list(DEFAULT_IGNORE))
+    for code in [*chosen, *ignored]:
+        if not _SELECTOR.fullmatch(code):
+            raise ValueError(f"not a ruff rule code or prefix: {code!r}")
+
+    command = _ruff_command()
+    with tempfile.TemporaryDirectory(prefix="kaizen-ruff-") as tmp:
+        root = Path(tmp).resolve()
+        written: dict[str, str] = {}  # absolute path in the copy → repository path
+        for path, (text, _entry) in wanted.items():
+            target = root.joinpath(*PurePosixPath(path).parts)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                # newline="" keeps the file's own line endings, so ruff's rows and
+                # columns match the text the suggestions are computed from.
+                with target.open("w", encoding="utf-8", errors="replace", newline="") as fh:
+                    fh.write(text)
+            except OSError:  # a/b.py next to a/b.py/c.py, over-long names, …
+                continue
+            written[str(target)] = path
+        if not written:
+            return []
+        args = [
+            *command,
+            "check",
+            "--output-format",
+            "json",
+            "--no-cache",
+            "--isolated",
+            "--exit-zero",
+            f"--select={','.join(chosen)}",
+        ]
+        if ignored:
+            args.append(f"--ignore={','.join(ignored)}")
+        # "--" so that a file named "-x.py" is never read as an option.
+        args += ["--", *(os.path.relpath(p, root) for p in written)]
+        diagnostics = _run(args, root, timeout_s)
+
+        findings: dict[tuple[str, int, str], Finding] = {}
+        for item in diagnostics:
+            filename = str(item.get("filename") or "")
+            repo_path = written.get(filename) or written.get(str((root / filename).resolve()))
+            if repo_path is None:
+                continue
+            text, entry = wanted[repo_path]
+            finding = _finding(repo_path, text, entry, item)
+            if finding is not None:
+                findings.setdefault((repo_path, finding.line, finding.pattern), finding)
+    return sorted(findings.values(), key=lambda f: (f.path, f.line, f.pattern))
+
+
+def _safe_relative(path: str) -> bool:
+    """A path from a PR may only name a file inside the temporary copy."""
+    if not path or "\x00" in path or "\\" in path or path.startswith("/"):
+        return False
+    parts = path.split("/")
+    return all(part not in ("", ".", "..") for part in parts)
+
+
+def _ruff_command() -> list[str]:
+    """The ruff of this environment first, so the version is the one Kaizen was tested with."""
+    beside = Path(sys.executable).parent / "ruff"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    found = shutil.which("ruff")
+    if found:
+        return [found]
+    if importlib.util.find_spec("ruff") is not None:
+        return [sys.executable, "-m", "ruff"]
+    raise RuffUnavailable(
+        "ruff is not installed: no ruff next to the Python interpreter, none on PATH and "
+        "no ruff module (pip install ruff)"
+    )
+
+
+def _run(args: list[str], cwd: Path, timeout_s: float) -> list[dict[str, Any]]:
+    try:
+        # A fixed program; file names come after "--", never as options.
+        done = subprocess.run(
+            args,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:  # run() has killed it
+        raise RuffUnavailable(f"ruff did not finish within {timeout_s:g}s") from exc
+    except OSError as exc:
+        raise RuffUnavailable(f"ruff could not be started ({args[0]}): {exc}") from exc
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip()[-2000:]
+        raise RuffUnavailable(f"ruff failed with exit code {done.returncode}: {detail}")
+    try:
+        data = json.loads(done.stdout or "[]")
+    except json.JSONDecodeError as exc:
+        raise RuffUnavailable(f"ruff's output is not JSON: {exc}") from exc
+    if not isinstance(data, list):
+        raise RuffUnavailable("ruff's JSON output is not a list of diagnostics")
+    return [item for item in data if isinstance(item, dict)]
+
+
+def _finding(path: str, text: str, entry: FileChange, item: Mapping[str, Any]) -> Finding | None:
+    """One ruff diagnostic as a finding, or None when its row is not an added line."""
+    row = _row_col(item.get("location"))[0]
+    added = entry.added
+    if row not in added:
+        return None
+    raw_code = str(item.get("code") or "")
+    # Syntax errors have no rule code: null before ruff 0.12, "invalid-syntax" since.
+    code = raw_code if _RULE_CODE.fullmatch(raw_code) else None
+    message = str(item.get("message") or "").strip()
+    if code is None:
+        pattern, severity = "ruff:syntax-error", "high"
+        title = f"**Syntax error** {message}"
+    else:
+        pattern, severity = f"ruff:{code}", rule_severity(code)
+        title = f"**{code}** {message}"
+    parts = [title]
+    fix = item.get("fix") if isinstance(item.get("fix"), Mapping) else None
+    fix_title = str(fix.get("message") or "").strip() if fix else ""
+    if fix_title:
+        parts.append(f"Fix: {fix_title}")
+    url = str(item.get("url") or "")
+    if url and code:
+        name = str(item.get("name") or "") or url.rstrip("/").rsplit("/", 1)[-1]
+        if _RULE_NAME.fullmatch(name):
+            parts.append(f"[{name}](https://docs.astral.sh/ruff/rules/{name}/)")
+    line, start_line, suggestion = row, None, None
+    span = _suggestion(text, entry, row, fix) if fix else None
+    if span is not None:
+        start, end, suggestion = span
+        line, start_line = end, (start if start < end else None)
+    return Finding(
+        path=path,
+        line=line,
+        side="RIGHT",
+        pattern=pattern,
+        severity=severity,
+        message="\n\n".join(parts),
+        source="ruff",
+        # The diagnostic's own line, even when a suggestion stretches the anchor over
+        # several: that is the code the remark is about, and it keeps fingerprints stable.
+        code=added[row].rstrip("\r\n"),
+        suggestion=suggestion,
+        start_line=start_line,
+    )
+
+
+def rule_severity(code: str) -> str:
+    """Severity of a ruff rule code: the entry for its longest listed prefix.
+
+    A prefix never cuts through the letters, so "S" (bandit) does not claim "SIM118".
+    """
+    letters = _LETTERS.match(code)
+    shortest = letters.end() if letters else 1
+    for length in range(len(code), shortest - 1, -1):
+        severity = _SEVERITY_BY_PREFIX.get(code[:length])
+        if severity is not None:
+            return severity
+    return _DEFAULT_SEVERITY
+
+
+def _row_col(location: object) -> tuple[int, int]:
+    if not isinstance(location, Mapping):
+        return (0, 0)
+    try:
+        return (int(location.get("row") or 0), int(location.get("column") or 0))
+    except (TypeError, ValueError):
+        return (0, 0)
+
+
+def _suggestion(
+    text: str, entry: FileChange, row: int, fix: Mapping[str, Any]
+) -> tuple[int, int, str] | None:
+    """``(start, end, replacement)`` for a safe fix confined to added lines around ``row``.
+
+    The replacement is the text of lines ``start..end`` after the fix, without the final
+    line break; ``""`` means "delete these lines", which is what GitHub makes of an empty
+    suggestion. Anything this cannot express exactly (an unsafe fix, an edit on a context
+    line or in another hunk, a fix that would leave a blank line) gives None: a wrong
+    one-click suggestion is worse than none.
+    """
+    if str(fix.get("applicability") or "").lower() != "safe":
+        return None
+    raw_edits = fix.get("edits")
+    if not isinstance(raw_edits, list) or not raw_edits:
+        return None
+    edits = []
+    for raw in raw_edits:
+        if not isinstance(raw, Mapping):
+            return None
+        start, end = _row_col(raw.get("location")), _row_col(raw.get("end_location"))
+        if min(*start, *end) < 1 or end < start:
+            return None
+        edits.append(_Edit(start, end, str(raw.get("content") or "")))
+
+    starts = [0]  # offset of each line's first character; one more for the end of text
+    starts += [m.end() for m in _LINE_BREAK.finditer(text)]
+    if starts[-1] != len(text):
+        starts.append(len(text))
+    last_row = len(starts) - 1
+
+    def offset(row_col: tuple[int, int]) -> int | None:
+        row_, col = row_col
+        if row_ > last_row:  # the end of a text without a final newline, or past it
+            return len(text) if row_ == last_row + 1 and col == 1 else None
+        position = starts[row_ - 1] + col - 1
+        return position if position <= starts[row_] else None
+
+    first = min(e.start[0] for e in edits)
+    # An edit ending at column 1 stops before that row (it took the previous line break).
+    last = max(e.end[0] - 1 if e.end[1] == 1 and e.end[0] > e.start[0] else e.end[0] for e in edits)
+    new_text = text
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        begin, stop = offset(edit.start), offset(edit.end)
+        if begin is None or stop is None:
+            return None
+        new_text = new_text[:begin] + edit.content + new_text[stop:]
+
+    while True:
+        if not first <= row <= last or last > last_row:
+            return None
+        head, tail = starts[first - 1], len(text) - starts[last]
+        replacement = new_text[head : len(new_text) - tail]
+        original = text[head : starts[last]]
+        if (
+            replacement
+            and original.endswith(("\n", "\r"))
+            and not replacement.endswith(("\n", "\r"))
+        ):
+            last += 1  # the fix joins the next line onto these: include it
+            continue
+        break
+
+    added = entry.added
+    if any(r not in added for r in range(first, last + 1)):
+        return None
+    if first < last and not entry.can_comment("RIGHT", last, first):
+        return None
+    if replacement == original:
+        return None
+    suggestion = _strip_break(replacement)
+    if replacement and not suggestion.strip():
+        return None  # the lines would become blank ones; "" would delete them instead
+    return first, last, suggestion
+
+
+def _strip_break(text: str) -> str:
+    for ending in ("\r\n", "\n", "\r"):
+        if text.endswith(ending):
+            return text[: -len(ending)]
+    return text

@@ -1,0 +1,170 @@
+"""Leaked credentials on added lines: the one finding learning may never silence.
+
+Only lines a PR adds are scanned (a key already in the base branch is a different
+problem, and reporting it on every PR would be noise). The secret itself never leaves this
+module: messages, fingerprints and the text embedded into memory carry a redacted line, and
+:func:`redact_secrets` is applied to anything sent to an LLM endpoint.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from workers.review.diff_model import DiffModel
+from workers.review.findings import Finding
+
+
+@dataclass(frozen=True)
+class SecretRule:
+    kind: str  # the pattern is secrets:<kind>
+    label: str  # what it is, for the message
+    regex: re.Pattern[str]
+    group: int = 0  # the part of the match that is the secret
+    min_entropy: float = 0.0  # bits per character, for the generic rules
+
+
+def _rule(kind: str, label: str, regex: str, group: int = 0, entropy: float = 0.0) -> SecretRule:
+    return SecretRule(kind, label, re.compile(regex), group, entropy)
+
+
+RULES: tuple[SecretRule, ...] = (
+    _rule("private-key", "a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----"),
+    _rule(
+        "aws-access-key", "an AWS access key id", r"\b((?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16})\b", 1
+    ),
+    _rule(
+        "aws-secret-key",
+        "an AWS secret access key",
+        r"(?i)aws.{0,20}?(?:secret|private).{0,20}?['\"=:\s]\s*['\"]?([A-Za-z0-9/+=]{40})\b",
+        1,
+        3.5,
+    ),
+    _rule("github-token", "a GitHub token", r"\b(gh[pousr]_[A-Za-z0-9]{36,255})\b", 1),
+    _rule("github-token", "a GitHub token", r"\b(github_pat_[A-Za-z0-9_]{60,255})\b", 1),
+    _rule("slack-token", "a Slack token", r"\b(xox[abposr]-[A-Za-z0-9-]{10,250})\b", 1),
+    _rule(
+        "slack-webhook",
+        "a Slack webhook URL",
+        r"(https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,})",
+        1,
+    ),
+    _rule("stripe-key", "a Stripe secret key", r"\b((?:sk|rk)_live_[A-Za-z0-9]{20,})\b", 1),
+    _rule("google-api-key", "a Google API key", r"\b(AIza[0-9A-Za-z_-]{35})\b", 1),
+    _rule(
+        "openai-key",
+        "an OpenAI API key",
+        r"\b(sk-(?:proj-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,})\b",
+        1,
+    ),
+    _rule("openai-key", "an OpenAI API key", r"\b(sk-proj-[A-Za-z0-9_-]{40,})\b", 1),
+    _rule("npm-token", "an npm token", r"\b(npm_[A-Za-z0-9]{36})\b", 1),
+    _rule("pypi-token", "a PyPI token", r"\b(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})\b", 1),
+    _rule(
+        "jwt",
+        "a JSON Web Token",
+        r"\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})\b",
+        1,
+    ),
+    _rule(
+        "url-credentials",
+        "a password in a URL",
+        r"\b[a-z][a-z0-9+.-]*://[^/\s:@'\"]+:([^/\s:@'\"]{6,})@[^\s'\"]+",
+        1,
+        2.5,
+    ),
+    _rule(
+        "generic-secret",
+        "a hard-coded secret",
+        r"(?i)\b[\w.-]*(?:api[_-]?key|secret|token|passwd|password|auth[_-]?key)[\w.-]*"
+        r"\s*(?:=|:|:=|=>)\s*['\"]([^'\"\s]{16,})['\"]",
+        1,
+        3.5,
+    ),
+)
+
+# Values that look like secrets but are placeholders; a warning on them is pure noise.
+_PLACEHOLDER = re.compile(
+    r"(?i)(x{6,}|\*{4,}|example|sample|dummy|placeholder|changeme|your[_-]|<[^>]+>|\$\{|\{\{|"
+    r"redacted|test[_-]?(key|token|secret)|fake|0{8,}|1234567)"
+)
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character: random keys score high, words and placeholders low."""
+    if not text:
+        return 0.0
+    counts = Counter(text)
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    rule: SecretRule
+    start: int
+    end: int
+
+
+def find_secrets(text: str) -> list[SecretHit]:
+    """Every credential-looking span in ``text`` (non-overlapping, first rule wins)."""
+    hits: list[SecretHit] = []
+    for rule in RULES:
+        for match in rule.regex.finditer(text):
+            start, end = match.span(rule.group)
+            value = match.group(rule.group) or ""
+            if rule.min_entropy and shannon_entropy(value) < rule.min_entropy:
+                continue
+            if rule.kind not in ("private-key",) and _PLACEHOLDER.search(value):
+                continue
+            if any(h.start < end and start < h.end for h in hits):
+                continue
+            hits.append(SecretHit(rule, start, end))
+    return sorted(hits, key=lambda h: h.start)
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every detected secret replaced by a marker naming its kind."""
+    hits = find_secrets(text)
+    if not hits:
+        return text
+    out = []
+    last = 0
+    for hit in hits:
+        out.append(text[last : hit.start])
+        out.append(f"[REDACTED {hit.rule.kind}]")
+        last = hit.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def scan_secrets(diff: DiffModel) -> list[Finding]:
+    """One ``secrets:<kind>`` finding per added line that holds a credential."""
+    findings: list[Finding] = []
+    for entry in diff.reviewable():
+        for number, text in sorted(entry.added.items()):
+            hits = find_secrets(text)
+            if not hits:
+                continue
+            hit = hits[0]
+            labels = sorted({h.rule.label for h in hits})
+            findings.append(
+                Finding(
+                    path=entry.path,
+                    line=number,
+                    side="RIGHT",
+                    pattern=f"secrets:{hit.rule.kind}",
+                    severity="security",
+                    message=(
+                        f"This line appears to contain {' and '.join(labels)}. "
+                        "Anything pushed to the repository should be treated as leaked: "
+                        "revoke and rotate it, then load it from the environment or a "
+                        "secret store instead of the source."
+                    ),
+                    source="secrets",
+                    code=redact_secrets(text),
+                )
+            )
+    return findings

@@ -1,0 +1,178 @@
+"""Which findings are posted: repo config, what was said before, and what was learned.
+
+Order of the gates, each recorded as the finding's ``reason``:
+
+1. ``below min_severity`` — the repo's config (security always passes);
+2. ``duplicate`` — the same fingerprint twice in one run;
+3. ``already posted`` — said on an earlier commit of this PR (and, if it was rejected,
+   certainly not again);
+4. learning (:func:`memory.scores.select`): mutes, pattern scores by Thompson sampling,
+   neighbour votes from the repo's most similar past comments, and the per-PR budget.
+   Security findings are never held back by learning, only by an explicit mute.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from bot.repo_config import RepoConfig
+from memory.scores import Mute, Prior, mutes_for, select
+from memory.service import Memory
+from memory.types import Candidate, Kind, experience_id
+from workers.review.findings import CONFIG_SEVERITY, Finding, severity_rank
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Choice:
+    finding: Finding
+    posted: bool
+    reason: str  # posted: selected | security | unscored; suppressed: see module docstring
+    score: float | None = None  # the Thompson sample θ, when learning decided
+    experience_id: str = ""
+    neighbours: tuple[float, float] = (0.0, 0.0)  # (accepts, rejects) of similar comments
+
+
+@dataclass
+class Chosen:
+    choices: list[Choice] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def posted(self) -> list[Choice]:
+        return [c for c in self.choices if c.posted]
+
+    @property
+    def suppressed(self) -> list[Choice]:
+        return [c for c in self.choices if not c.posted]
+
+
+def pr_experience_id(repo: str, pr: str, finding: Finding) -> str:
+    """One experience per finding per PR: the same remark on another PR is new evidence."""
+    return experience_id(Kind.COMMENT, repo, f"{pr}:{finding.fingerprint}")
+
+
+def choose_findings(
+    findings: Sequence[Finding],
+    *,
+    repo: str,
+    pr: str,
+    config: RepoConfig,
+    memory: Memory | None,
+    already_posted: Collection[str] = (),
+    rng: random.Random | None = None,
+    now: float | None = None,
+) -> Chosen:
+    now = time.time() if now is None else now
+    rng = rng or random.Random()  # noqa: S311 - Thompson sampling, not cryptography
+    out = Chosen()
+    floor = severity_rank(CONFIG_SEVERITY[config.review.min_severity])
+    seen: set[str] = set()
+    live: list[Finding] = []
+    for finding in findings:
+        eid = pr_experience_id(repo, pr, finding)
+        if finding.severity != "security" and severity_rank(finding.severity) < floor:
+            out.choices.append(Choice(finding, False, "below min_severity", experience_id=eid))
+        elif finding.fingerprint in seen:
+            out.choices.append(Choice(finding, False, "duplicate", experience_id=eid))
+        elif finding.fingerprint in already_posted:
+            out.choices.append(Choice(finding, False, "already posted", experience_id=eid))
+        else:
+            seen.add(finding.fingerprint)
+            live.append(finding)
+    if not live:
+        return out
+    if memory is None or not config.learning.enabled:
+        ranked = sorted(live, key=lambda f: -severity_rank(f.severity))
+        budget = config.review.max_comments
+        kept = 0
+        for finding in ranked:
+            eid = pr_experience_id(repo, pr, finding)
+            if finding.severity == "security" or kept < budget:
+                kept += finding.severity != "security"
+                out.choices.append(Choice(finding, True, "unscored", experience_id=eid))
+            else:
+                out.choices.append(Choice(finding, False, "budget", experience_id=eid))
+        return out
+
+    votes = _neighbour_votes(live, repo, memory, out.notes)
+    candidates = [
+        Candidate(
+            key=finding.key,
+            repo=repo,
+            pattern=finding.pattern,
+            severity=finding.severity,
+            text=finding.context_text(),
+            neighbour_accepts=votes[i][0],
+            neighbour_rejects=votes[i][1],
+        )
+        for i, finding in enumerate(live)
+    ]
+    mutes = mutes_for(memory.scores, repo) + [
+        Mute(repo, pattern, by=".github/kaizen.yml", at=0.0) for pattern in config.mutes
+    ]
+    selection = select(
+        candidates,
+        store=memory.scores,
+        now=now,
+        rng=rng,
+        budget=config.review.max_comments,
+        prior=Prior(),
+        mutes=mutes,
+        min_neighbours=config.learning.min_evidence,
+    )
+    by_key = {f.key: (f, votes[i]) for i, f in enumerate(live)}
+    for decision in selection.posted:
+        finding, vote = by_key[decision.candidate.key]
+        out.choices.append(
+            Choice(
+                finding,
+                True,
+                decision.reason,
+                decision.sampled,
+                pr_experience_id(repo, pr, finding),
+                vote,
+            )
+        )
+    for decision in selection.suppressed:
+        finding, vote = by_key[decision.candidate.key]
+        out.choices.append(
+            Choice(
+                finding,
+                False,
+                decision.reason,
+                decision.sampled,
+                pr_experience_id(repo, pr, finding),
+                vote,
+            )
+        )
+    for entry in selection.shadow_entries(now):
+        try:
+            memory.scores.log_shadow(entry)
+        except Exception as exc:  # the shadow log is for audits; never fail a review on it
+            log.warning("shadow log write failed", extra={"error": str(exc)})
+    return out
+
+
+def _neighbour_votes(
+    findings: Sequence[Finding], repo: str, memory: Memory, notes: list[str]
+) -> list[tuple[float, float]]:
+    """(accepts, rejects) of near-identical past comments in this repo, per finding."""
+    try:
+        store = memory.experiences
+        texts = [f.context_text() for f in findings]
+        store.embedder.embed(texts)  # one batch; the per-finding searches hit the cache
+        out = []
+        for text in texts:
+            vote = store.neighbour_vote(text, repo=repo)
+            out.append((vote.accepts, vote.rejects))
+        return out
+    except Exception as exc:  # memory down: pattern scores still decide
+        log.warning("neighbour votes unavailable", extra={"error": str(exc)})
+        notes.append("Similar past comments could not be consulted; pattern scores decided.")
+        return [(0.0, 0.0)] * len(findings)

@@ -1,0 +1,222 @@
+"""Small shared state for reviews: who is reviewing a PR, the newest head, token budgets,
+and which PRs have Kaizen comments to watch for reactions.
+
+Workers run as several processes (and machines), so this lives in Redis when Kaizen has
+one and in a SQLite file under the data dir otherwise (the embedded, single-machine mode).
+Both behave the same; the review code only sees :class:`ReviewState`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import redis
+
+
+class ReviewState(Protocol):
+    def claim(self, key: str, holder: str, ttl_s: float) -> bool:
+        """Take ``key`` for ``holder`` unless someone else holds it (expires after ttl)."""
+        ...
+
+    def release(self, key: str, holder: str) -> None: ...
+
+    def set_latest(self, key: str, head_sha: str) -> None:
+        """The newest head asked for; an older review seeing another value stops."""
+        ...
+
+    def latest(self, key: str) -> str | None: ...
+
+    def add_tokens(self, scope: str, tokens: int, *, now: float | None = None) -> int:
+        """Count ``tokens`` against today's (UTC) budget of ``scope``; the new total."""
+        ...
+
+    def watch(self, repo: str, number: int, installation_id: int, at: float) -> None: ...
+
+    def unwatch(self, repo: str, number: int) -> None: ...
+
+    def watched(self) -> list[dict[str, Any]]: ...
+
+    def remember(self, key: str, value: str, ttl_s: float) -> None: ...
+
+    def recall(self, key: str) -> str | None: ...
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _day(now: float | None) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(now if now is not None else time.time()))
+
+
+class RedisReviewState:
+    def __init__(self, url: str, prefix: str = "kaizen:review") -> None:
+        import redis as redis_lib
+
+        self._redis: redis.Redis = redis_lib.Redis.from_url(url)
+        self._prefix = prefix
+
+    def _k(self, *parts: str) -> str:
+        return ":".join((self._prefix, *parts))
+
+    def claim(self, key: str, holder: str, ttl_s: float) -> bool:
+        name = self._k("lock", key)
+        if self._redis.set(name, holder, nx=True, px=int(ttl_s * 1000)):
+            return True
+        current = self._redis.get(name)
+        return current is not None and _text(current) == holder
+
+    def release(self, key: str, holder: str) -> None:
+        # Delete only our own lock: compare-and-delete in one server-side step.
+        self._redis.eval(
+            "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+            "end return 0",
+            1,
+            self._k("lock", key),
+            holder,
+        )
+
+    def set_latest(self, key: str, head_sha: str) -> None:
+        self._redis.set(self._k("latest", key), head_sha, ex=30 * 86400)
+
+    def latest(self, key: str) -> str | None:
+        value = self._redis.get(self._k("latest", key))
+        return _text(value) if value is not None else None
+
+    def add_tokens(self, scope: str, tokens: int, *, now: float | None = None) -> int:
+        name = self._k("tokens", scope, _day(now))
+        pipe = self._redis.pipeline()
+        pipe.incrby(name, int(tokens))
+        pipe.expire(name, 3 * 86400)
+        total, _ = pipe.execute()
+        return int(total)
+
+    def watch(self, repo: str, number: int, installation_id: int, at: float) -> None:
+        value = json.dumps(
+            {"repo": repo, "number": number, "installation_id": installation_id, "at": at}
+        )
+        self._redis.hset(self._k("watched"), f"{repo}#{number}", value)
+
+    def unwatch(self, repo: str, number: int) -> None:
+        self._redis.hdel(self._k("watched"), f"{repo}#{number}")
+
+    def watched(self) -> list[dict[str, Any]]:
+        raw = self._redis.hgetall(self._k("watched"))
+        return sorted((json.loads(v) for v in raw.values()), key=lambda w: -float(w["at"]))
+
+    def remember(self, key: str, value: str, ttl_s: float) -> None:
+        self._redis.set(self._k("memo", key), value, px=int(ttl_s * 1000))
+
+    def recall(self, key: str) -> str | None:
+        value = self._redis.get(self._k("memo", key))
+        return _text(value) if value is not None else None
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires REAL);
+CREATE TABLE IF NOT EXISTS watched (pr TEXT PRIMARY KEY, v TEXT NOT NULL, at REAL NOT NULL);
+"""
+
+
+class SqliteReviewState:
+    """The same state in one SQLite file; each operation is one short transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._db() as db:
+            db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as db:
+            db.execute("PRAGMA busy_timeout = 30000")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def _get(self, db: sqlite3.Connection, key: str) -> str | None:
+        row = db.execute("SELECT v, expires FROM kv WHERE k = ?", (key,)).fetchone()
+        if row is None or (row[1] is not None and row[1] < time.time()):
+            return None
+        return str(row[0])
+
+    def _set(self, db: sqlite3.Connection, key: str, value: str, ttl_s: float | None) -> None:
+        expires = time.time() + ttl_s if ttl_s is not None else None
+        db.execute(
+            "INSERT INTO kv (k, v, expires) VALUES (?, ?, ?) "
+            "ON CONFLICT(k) DO UPDATE SET v = excluded.v, expires = excluded.expires",
+            (key, value, expires),
+        )
+
+    def claim(self, key: str, holder: str, ttl_s: float) -> bool:
+        with self._db() as db:
+            current = self._get(db, f"lock:{key}")
+            if current is not None and current != holder:
+                return False
+            self._set(db, f"lock:{key}", holder, ttl_s)
+            return True
+
+    def release(self, key: str, holder: str) -> None:
+        with self._db() as db:
+            db.execute("DELETE FROM kv WHERE k = ? AND v = ?", (f"lock:{key}", holder))
+
+    def set_latest(self, key: str, head_sha: str) -> None:
+        with self._db() as db:
+            self._set(db, f"latest:{key}", head_sha, 30 * 86400)
+
+    def latest(self, key: str) -> str | None:
+        with self._db() as db:
+            return self._get(db, f"latest:{key}")
+
+    def add_tokens(self, scope: str, tokens: int, *, now: float | None = None) -> int:
+        key = f"tokens:{scope}:{_day(now)}"
+        with self._db() as db:
+            total = int(self._get(db, key) or 0) + int(tokens)
+            self._set(db, key, str(total), 3 * 86400)
+            return total
+
+    def watch(self, repo: str, number: int, installation_id: int, at: float) -> None:
+        value = json.dumps(
+            {"repo": repo, "number": number, "installation_id": installation_id, "at": at}
+        )
+        with self._db() as db:
+            db.execute(
+                "INSERT INTO watched (pr, v, at) VALUES (?, ?, ?) "
+                "ON CONFLICT(pr) DO UPDATE SET v = excluded.v, at = excluded.at",
+                (f"{repo}#{number}", value, at),
+            )
+
+    def unwatch(self, repo: str, number: int) -> None:
+        with self._db() as db:
+            db.execute("DELETE FROM watched WHERE pr = ?", (f"{repo}#{number}",))
+
+    def watched(self) -> list[dict[str, Any]]:
+        with self._db() as db:
+            rows = db.execute("SELECT v FROM watched ORDER BY at DESC").fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def remember(self, key: str, value: str, ttl_s: float) -> None:
+        with self._db() as db:
+            self._set(db, f"memo:{key}", value, ttl_s)
+
+    def recall(self, key: str) -> str | None:
+        with self._db() as db:
+            return self._get(db, f"memo:{key}")
+
+
+def review_state(redis_url: str | None, data_dir: Path) -> ReviewState:
+    if redis_url:
+        return RedisReviewState(redis_url)
+    return SqliteReviewState(data_dir / "review_state.sqlite3")
