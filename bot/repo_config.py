@@ -182,6 +182,18 @@ class LlmConfig(_Section):
     max_tokens_per_day: int = Field(default=500_000, ge=0, le=50_000_000, strict=True)
 
 
+class CriticConfig(_Section):
+    """An LLM pass that predicts, from the team's similar past comments, whether each
+    candidate will be acted on. Off by default: the learning bench cannot show it beats
+    pattern scores plus neighbour votes without a real model. With ``enabled`` its scores
+    are kept on every posted comment so they can be judged; with ``decide`` too, candidates
+    scoring under ``threshold`` are held back (never security findings)."""
+
+    enabled: bool = Field(default=False, strict=True)
+    decide: bool = Field(default=False, strict=True)
+    threshold: float = Field(default=0.3, ge=0.0, le=1.0)
+
+
 class ReviewConfig(_Section):
     """Pull-request review."""
 
@@ -195,6 +207,7 @@ class ReviewConfig(_Section):
     ruff: RuffConfig = RuffConfig()
     secrets: SecretsConfig = SecretsConfig()
     llm: LlmConfig = LlmConfig()
+    critic: CriticConfig = CriticConfig()
 
 
 class FixConfig(_Section):

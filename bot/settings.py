@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = None
     llm_model: str = "gpt-4o-mini"
     llm_timeout_s: float = Field(default=120.0, gt=0)
+    # What the endpoint charges, for the cost shown in check runs and reports (0 = unknown).
+    llm_usd_per_million_prompt_tokens: float = Field(default=0.0, ge=0)
+    llm_usd_per_million_completion_tokens: float = Field(default=0.0, ge=0)
 
     # Reviews: GitHub sends no webhook for reactions, so 👍/👎 are polled on open PRs.
     reaction_poll_interval_s: float = Field(default=600.0, ge=30.0)

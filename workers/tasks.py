@@ -118,6 +118,10 @@ def _job(ctx: WorkerContext, delivery: Delivery, number: int, trigger: str) -> R
         trigger=trigger,
         bot_login=ctx.settings.bot_login,
         app_slug=ctx.settings.app_slug,
+        usd_per_million_tokens=(
+            ctx.settings.llm_usd_per_million_prompt_tokens,
+            ctx.settings.llm_usd_per_million_completion_tokens,
+        ),
     )
 
 

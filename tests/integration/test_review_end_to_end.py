@@ -218,7 +218,9 @@ def test_a_push_reviews_only_new_commits_and_reposts_nothing(stack: Stack) -> No
         REPO,
         number,
         {
-            "shop/extra.py": "def spare(x):\n    try:\n        return x\n    except:\n        return 0\n"
+            "shop/extra.py": (
+                "def spare(x):\n    try:\n        return x\n    except:\n        return 0\n"
+            )
         },
         user="alice",
     )

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import random
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bot.repo_config import RepoConfig, ReviewConfig
+from bot.repo_config import CriticConfig, RepoConfig, ReviewConfig
 from memory.embedding import CachedEmbedder, Embedder, LocalEmbedder
 from memory.scores import SqliteScoreStore
 from memory.service import Memory
 from memory.types import Signal
 from tests.integration.test_memory_service import build
+from workers.llm import ChatAnswer
 from workers.review.diff_model import DiffModel
 from workers.review.pipeline import ReviewRequest, remember_posted, run_review
 
@@ -155,3 +159,49 @@ def test_memory_outage_still_reviews(tmp_path: Path) -> None:
     outcome = run_review(request("12", pr_diff()), chat=None, memory=memory, rng=random.Random(1))
     assert outcome.chosen.posted
     assert any("could not be consulted" in n for n in outcome.notes)
+
+
+class CriticChat:
+    """A stand-in model: no review findings, and a critic that scores every comment low."""
+
+    model = "stub"
+
+    def __init__(self) -> None:
+        self.calls: list[list[dict[str, str]]] = []
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json_schema: dict[str, Any] | None = None,
+        schema_name: str = "answer",
+        max_tokens: int | None = None,
+    ) -> ChatAnswer:
+        self.calls.append(messages)
+        if messages[0]["content"].startswith("You predict"):
+            keys = re.findall(r"^\[([^\]]+)\]", messages[-1]["content"], re.M)
+            text = json.dumps(
+                {"scores": [{"key": k, "score": 0.05, "rationale": "x"} for k in keys]}
+            )
+        else:
+            text = '{"findings": []}'
+        return ChatAnswer(text, "stub", 100, 10, 0.0)
+
+
+@pytest.mark.parametrize("decide", [False, True])
+def test_critic_scores_are_kept_and_decide_only_when_asked(memory: Memory, decide: bool) -> None:
+    config = RepoConfig(
+        review=ReviewConfig(critic=CriticConfig(enabled=True, decide=decide, threshold=0.3))
+    )
+    chat = CriticChat()
+    outcome = run_review(
+        request(f"c{decide}", pr_diff(), config), chat=chat, memory=memory, rng=random.Random(1)
+    )
+    assert any(m[0]["content"].startswith("You predict") for m in chat.calls)
+    ruff = [c for c in outcome.chosen.choices if c.finding.source == "ruff"]
+    assert all(c.finding.extra.get("critic_score") == 0.05 for c in ruff)
+    if decide:
+        assert {c.reason for c in ruff} == {"critic"}
+        assert "secrets:aws-access-key" in patterns(outcome.chosen.posted)  # never gated
+    else:
+        assert not any(c.reason == "critic" for c in ruff)

@@ -81,6 +81,7 @@ class ReviewJob:
     trigger: str  # opened | reopened | ready_for_review | synchronize | command
     bot_login: str
     app_slug: str
+    usd_per_million_tokens: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass
@@ -92,6 +93,7 @@ class JobResult:
     suppressed: int = 0
     incremental: bool = False
     notes: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +104,7 @@ class JobResult:
             "suppressed": self.suppressed,
             "incremental": self.incremental,
             "notes": self.notes,
+            "usage": self.usage,
         }
 
 
@@ -232,6 +235,7 @@ def _review_locked(
         config=config,
         trajectory_id=f"review:{job.repo}#{job.number}@{head[:12]}:{job.delivery_id}",
         installation_id=job.installation_id,
+        usd_per_million_tokens=job.usd_per_million_tokens,
     )
     progress(
         "Reviewing", f"{len(diff.reviewable())} file(s), {diff.changed_lines} changed line(s)."
@@ -252,6 +256,7 @@ def _review_locked(
     if result.review_id is not None:
         state.watch(job.repo, job.number, job.installation_id, time.time())
     summary = _summary(outcome, diff, incremental, moved=[])
+    result.usage = outcome.usage
     conclusion = "success" if not outcome.chosen.posted else "neutral"
     title = f"{result.posted} comment(s)" if result.posted else "No comments"
     if outcome.notes:
@@ -289,6 +294,7 @@ def _summary(
         ],
         notes=outcome.notes,
         moved=moved,
+        usage=outcome.usage,
     )
 
 

@@ -21,6 +21,7 @@ from memory.service import Memory
 from memory.trajectories import Transition
 from memory.types import Experience, Kind, Outcome
 from workers.llm import ChatModel
+from workers.review.critic import CriticExample, critic_scores
 from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
@@ -44,6 +45,7 @@ class ReviewRequest:
     config: RepoConfig
     trajectory_id: str = field(default_factory=lambda: f"review:{uuid.uuid4()}")
     installation_id: int | None = None
+    usd_per_million_tokens: tuple[float, float] = (0.0, 0.0)  # (prompt, completion)
 
 
 @dataclass
@@ -53,14 +55,19 @@ class ReviewOutcome:
     findings: int
     llm: LlmReviewResult | None = None
     seconds: float = 0.0
+    usd_per_million_tokens: tuple[float, float] = (0.0, 0.0)
 
     @property
     def usage(self) -> dict[str, Any]:
         llm = self.llm
+        prompt = llm.prompt_tokens if llm else 0
+        completion = llm.completion_tokens if llm else 0
+        price_in, price_out = self.usd_per_million_tokens
         return {
             "llm_calls": len(llm.calls) if llm else 0,
-            "prompt_tokens": llm.prompt_tokens if llm else 0,
-            "completion_tokens": llm.completion_tokens if llm else 0,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "cost_usd": round((prompt * price_in + completion * price_out) / 1e6, 6),
             "findings": self.findings,
             "seconds": round(self.seconds, 3),
         }
@@ -223,6 +230,9 @@ def run_review(
     findings, llm_result = collect_findings(
         request, chat=chat, memory=memory, state=state, notes=notes
     )
+    critic = None
+    if chat is not None and request.config.review.critic.enabled and findings:
+        critic = _critic(request, findings, chat, memory, state, notes)
     chosen = choose_findings(
         findings,
         repo=request.repo,
@@ -231,11 +241,75 @@ def run_review(
         memory=memory,
         already_posted=already_posted,
         rng=rng,
+        critic=critic if request.config.review.critic.decide else None,
     )
+    if critic:
+        for choice in chosen.choices:
+            choice.finding.extra["critic_score"] = critic.get(choice.finding.key)
     notes += chosen.notes
     return ReviewOutcome(
-        chosen, notes, len(findings), llm_result, seconds=time.perf_counter() - started
+        chosen,
+        notes,
+        len(findings),
+        llm_result,
+        seconds=time.perf_counter() - started,
+        usd_per_million_tokens=request.usd_per_million_tokens,
     )
+
+
+def _critic(
+    request: ReviewRequest,
+    findings: list[Finding],
+    chat: ChatModel,
+    memory: Memory | None,
+    state: ReviewState | None,
+    notes: list[str],
+) -> dict[str, float]:
+    """Critic scores by finding key; kept on the experiences whether or not they decide."""
+    lookup = _past_comments(request.repo, memory)
+
+    def examples(finding: Finding) -> list[CriticExample]:
+        if lookup is None:
+            return []
+        return [
+            CriticExample(p.pattern, p.body, p.code, p.outcome, p.reason)
+            for p in lookup(finding.context_text())
+        ]
+
+    try:
+        result = critic_scores(
+            [f for f in findings if f.severity != "security"], chat=chat, examples=examples
+        )
+    except Exception as exc:
+        log.warning("critic failed", extra={"error": str(exc)})
+        notes.append(f"The critic could not run ({type(exc).__name__}).")
+        return {}
+    if state is not None:
+        state.add_tokens(request.repo, result.prompt_tokens + result.completion_tokens)
+    if memory is not None:
+        for step, call in enumerate(c for c in result.calls if c.answer is not None):
+            assert call.answer is not None
+            try:
+                memory.trajectories.record(
+                    Transition(
+                        trajectory_id=f"{request.trajectory_id}:critic",
+                        step=step,
+                        messages=call.messages,
+                        generation=call.answer.text,
+                        model=call.answer.model,
+                        prompt_tokens=call.answer.prompt_tokens,
+                        completion_tokens=call.answer.completion_tokens,
+                        latency_s=call.answer.latency_s,
+                        repo=request.repo,
+                        kind="critic",
+                        metadata={"pr": request.pr, "keys": call.keys},
+                    )
+                )
+            except Exception as exc:
+                log.warning("critic trajectory not recorded", extra={"error": str(exc)})
+    if result.errors:
+        notes.append(f"The critic could not score every comment ({len(result.errors)} error(s)).")
+    return {key: score.score for key, score in result.scores.items()}
 
 
 def remember_posted(
@@ -268,6 +342,7 @@ def remember_posted(
                     "source": f.source,
                     "finding_fingerprint": f.fingerprint,
                     "score": choice.score,
+                    "critic_score": f.extra.get("critic_score"),
                     "trajectory_id": request.trajectory_id,
                 },
             )

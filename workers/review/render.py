@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from workers.review.findings import Finding
 
@@ -97,6 +98,7 @@ class ReviewSummary:
     skipped_files: Sequence[tuple[str, str]]  # (path, why)
     notes: Sequence[str]  # LLM trouble, budget, …
     moved: Sequence[str]  # rendered moved_comment lines
+    usage: dict[str, Any] | None = None
 
 
 def review_body(summary: ReviewSummary) -> str:
@@ -128,4 +130,13 @@ def check_summary(summary: ReviewSummary) -> str:
         f"Files reviewed: {summary.reviewed_files}; skipped: {len(summary.skipped_files)}.",
     ]
     parts += list(summary.notes)
+    usage = summary.usage or {}
+    if usage.get("llm_calls"):
+        line = (
+            f"LLM: {usage['llm_calls']} call(s), {usage['prompt_tokens']} prompt and "
+            f"{usage['completion_tokens']} completion tokens"
+        )
+        if usage.get("cost_usd"):
+            line += f", ${usage['cost_usd']:.4f}"
+        parts.append(line + ".")
     return "\n\n".join(parts)[:60_000]

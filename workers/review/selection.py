@@ -6,6 +6,8 @@ Order of the gates, each recorded as the finding's ``reason``:
 2. ``duplicate`` — the same fingerprint twice in one run;
 3. ``already posted`` — said on an earlier commit of this PR (and, if it was rejected,
    certainly not again);
+   ``critic`` — the optional LLM critic predicted the team would not act on it (only when
+   ``review.critic.decide`` is on);
 4. learning (:func:`memory.scores.select`): mutes, pattern scores by Thompson sampling,
    neighbour votes from the repo's most similar past comments, and the per-PR budget.
    Security findings are never held back by learning, only by an explicit mute.
@@ -16,13 +18,14 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bot.repo_config import RepoConfig
 from memory.scores import Mute, Prior, mutes_for, select
 from memory.service import Memory
 from memory.types import Candidate, Kind, experience_id
+from workers.review.critic import critic_gate
 from workers.review.findings import CONFIG_SEVERITY, Finding, severity_rank
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,7 @@ def choose_findings(
     already_posted: Collection[str] = (),
     rng: random.Random | None = None,
     now: float | None = None,
+    critic: Mapping[str, float] | None = None,
 ) -> Chosen:
     now = time.time() if now is None else now
     rng = rng or random.Random()  # noqa: S311 - Thompson sampling, not cryptography
@@ -82,6 +86,15 @@ def choose_findings(
             out.choices.append(Choice(finding, False, "duplicate", experience_id=eid))
         elif finding.fingerprint in already_posted:
             out.choices.append(Choice(finding, False, "already posted", experience_id=eid))
+        elif (
+            critic is not None
+            and finding.severity != "security"
+            and finding.key in critic
+            and not critic_gate(critic[finding.key], config.review.critic.threshold)
+        ):
+            out.choices.append(
+                Choice(finding, False, "critic", critic[finding.key], experience_id=eid)
+            )
         else:
             seen.add(finding.fingerprint)
             live.append(finding)

@@ -131,7 +131,8 @@ class SqliteReviewState:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
+        with closing(sqlite3.connect(self.path, timeout=30)) as db:
+            db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
 
     @contextmanager

@@ -1,0 +1,309 @@
+"""A review against the OpenAPI-checked fake GitHub, in-process: anchors GitHub accepts,
+422 repair, LLM trouble, superseded and busy reviews, budgets."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.github import GitHubApp, InstallationClient
+from bot.settings import Settings
+from tests.fakes.github_api import FakeGitHub, generate_private_key_pem
+from tests.fakes.openai_api import FakeOpenAI
+from workers.llm import OpenAIChat
+from workers.review.github_review import Busy, ReviewJob, review_pull_request
+from workers.review.state import SqliteReviewState
+
+REPO = "octo-org/anchors"
+BOT = "kaizen[bot]"
+OLD = "".join(f"line {i}\n" for i in range(1, 21))
+
+
+@dataclass
+class World:
+    fake: FakeGitHub
+    llm: FakeOpenAI
+    gh: InstallationClient
+    chat: OpenAIChat
+    state: SqliteReviewState
+    installation: int
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    pem = generate_private_key_pem()
+    with FakeGitHub(tmp_path / "gh") as fake, FakeOpenAI(api_key="k") as llm:
+        fake.register_app(app_id=77, slug="kaizen", private_key_pem=pem)
+        installation = fake.add_installation("octo-org", repos=[])
+        fake.add_repo(
+            REPO,
+            files={"README.md": "# a\n", "old_name.py": OLD, "shrink.py": OLD, "end.txt": "a\nb"},
+            installation_id=installation,
+        )
+        fake.add_user("alice")
+        settings = Settings(
+            app_id=77,
+            private_key=pem,
+            github_api_url=fake.base_url,
+            github_seconds_between_requests=0,
+            github_seconds_between_writes=0,
+            data_dir=tmp_path / "data",
+        )
+        app = GitHubApp(settings)
+        chat = OpenAIChat(base_url=llm.base_url, api_key="k", model="fake-gpt", max_retries=0)
+        try:
+            yield World(
+                fake,
+                llm,
+                app.installation(installation),
+                chat,
+                SqliteReviewState(tmp_path / "state.sqlite3"),
+                installation,
+            )
+        finally:
+            app.close()
+
+
+def everywhere(body: dict[str, Any]) -> dict[str, Any]:
+    """A model that comments on every removed line and on the last line of every file."""
+    text = "\n".join(str(m.get("content") or "") for m in body["messages"])
+    findings: list[dict[str, Any]] = []
+    path, last = None, None
+    for row in [*text.splitlines(), "## <end>"]:
+        if row.startswith("## "):
+            if path and last:
+                findings.append(_finding(path, last, "RIGHT"))
+            path, last = row[3:].strip(), None
+            continue
+        match = re.match(r"^(\d+)([+ -])", row)
+        if match and path:
+            if match.group(2) == "-":
+                findings.append(_finding(path, int(match.group(1)), "LEFT"))
+            else:
+                last = int(match.group(1))
+    return {"content": {"findings": findings}}
+
+
+def _finding(path: str, line: int, side: str) -> dict[str, Any]:
+    return {
+        "path": path,
+        "line": line,
+        "side": side,
+        "category": "correctness",
+        "severity": "medium",
+        "message": f"Check {path} {side} {line}.",
+    }
+
+
+def job(world: World, number: int, trigger: str = "opened", delivery: str = "d1") -> ReviewJob:
+    return ReviewJob(REPO, number, world.installation, delivery, trigger, BOT, "kaizen")
+
+
+def ours(world: World, number: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    reviews = [r for r in world.fake.reviews(REPO, number) if r["user"]["login"] == BOT]
+    comments = [c for c in world.fake.review_comments(REPO, number) if c["user"]["login"] == BOT]
+    return reviews, comments
+
+
+def check_run(world: World, sha: str) -> dict[str, Any]:
+    (run,) = [r for r in world.fake.check_runs(REPO, sha) if r["name"] == "Kaizen review"]
+    return run
+
+
+def test_awkward_anchors_never_get_a_422(world: World) -> None:
+    world.llm.on(lambda body: True, everywhere)
+    big = "".join(f"value_{i} = {i}\n" for i in range(3000))
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="awkward",
+        changes={
+            "old_name.py": None,
+            "new_name.py": OLD.replace("line 10\n", "line ten\n"),  # a rename with an edit
+            "shrink.py": "".join(f"line {i}\n" for i in range(1, 21) if i % 4),  # deletions
+            "end.txt": "a\nc",  # last line without a newline
+            "big.py": big,
+            "logo.png": "\x89PNG\x00\x01\x02binary\x00",
+        },
+        title="Awkward",
+        user="alice",
+    )
+    result = review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
+    )
+    assert result.status == "posted"
+    assert not [r for r in world.fake.requests if r.status == 422]
+    reviews, comments = ours(world, pr["number"])
+    assert len(reviews) == 1
+    anchored = {(c["path"], c["side"]) for c in comments}
+    assert ("shrink.py", "LEFT") in anchored
+    assert ("new_name.py", "RIGHT") in anchored
+    assert ("end.txt", "RIGHT") in anchored
+    assert any(c["path"] == "big.py" and c["line"] == 3000 for c in comments)
+    assert "logo.png" not in {c["path"] for c in comments}
+    assert check_run(world, pr["head"]["sha"])["conclusion"] == "neutral"
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        ["this is not JSON at all"] * 3,
+        [{"content": {"comments": "wrong shape"}}] * 3,
+        [""] * 3,
+    ],
+    ids=["not-json", "wrong-shape", "empty"],
+)
+def test_llm_garbage_is_retried_then_static_findings_posted_and_the_check_says_so(
+    world: World, answers: list[Any]
+) -> None:
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="garbage",
+        changes={"app.py": "def f(x=[]):\n    return x\n"},
+        title="Garbage",
+        user="alice",
+    )
+    with FakeOpenAI(api_key="k", weak_json=True) as weak:
+        weak.script(*answers)
+        chat = OpenAIChat(base_url=weak.base_url, api_key="k", model="fake-gpt", max_retries=0)
+        result = review_pull_request(
+            world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=chat
+        )
+        assert len(weak.chat_requests) == 3  # asked, then retried with the error quoted
+    _, comments = ours(world, pr["number"])
+    assert {c["body"].split("`")[1] for c in comments} == {"ruff:B006"}
+    summary = check_run(world, pr["head"]["sha"])["output"]["summary"]
+    assert "LLM reviewer" in summary and "static findings only" in summary
+    assert result.notes
+
+
+def test_a_422_anyway_moves_the_comments_into_the_review_body(world: World) -> None:
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="refused",
+        changes={"app.py": "def f(x=[]):\n    return x\n"},
+        title="R",
+        user="alice",
+    )
+    world.fake.inject_error(
+        "POST",
+        rf"/repos/{REPO}/pulls/{pr['number']}/reviews$",
+        status=422,
+        times=2,
+        body={"message": "Unprocessable Entity", "errors": ["Line could not be resolved"]},
+    )
+    result = review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=None
+    )
+    assert result.review_id is not None
+    reviews, comments = ours(world, pr["number"])
+    assert len(reviews) == 1 and comments == []
+    assert "could not be placed" in reviews[0]["body"]
+    assert "kaizen:finding=" in reviews[0]["body"]
+
+
+def test_a_newer_push_supersedes_a_running_review(world: World) -> None:
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="raced",
+        changes={"app.py": "def f(x=[]):\n    return x\n"},
+        title="R",
+        user="alice",
+    )
+    key = f"{REPO}#{pr['number']}"
+    result = review_pull_request(
+        world.gh,
+        job(world, pr["number"]),
+        memory=None,
+        state=world.state,
+        chat=None,
+        before_review=lambda pull, comments: world.state.set_latest(key, "f" * 40),
+    )
+    assert result.status == "superseded"
+    assert ours(world, pr["number"]) == ([], [])
+    assert check_run(world, pr["head"]["sha"])["output"]["title"] == "Superseded"
+
+
+def test_one_pr_is_never_reviewed_twice_at_once(world: World) -> None:
+    pr = world.fake.open_pull_request(
+        REPO, head="busy", changes={"app.py": "x = 1\n"}, title="B", user="alice"
+    )
+    world.state.claim(f"{REPO}#{pr['number']}", "another-worker", 60)
+    with pytest.raises(Busy):
+        review_pull_request(
+            world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=None
+        )
+
+
+def test_spent_daily_budget_skips_the_llm_and_says_so(world: World) -> None:
+    world.state.add_tokens(REPO, 10**9)
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="budget",
+        changes={"app.py": "def f(x=[]):\n    return x\n"},
+        title="B",
+        user="alice",
+    )
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
+    )
+    assert world.llm.chat_requests == []
+    assert "daily token budget" in check_run(world, pr["head"]["sha"])["output"]["summary"]
+
+
+def test_drafts_and_closed_prs_are_skipped(world: World) -> None:
+    pr = world.fake.open_pull_request(
+        REPO, head="draft", changes={"app.py": "x = 1\n"}, title="D", user="alice", draft=True
+    )
+    result = review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=None
+    )
+    assert result.status == "skipped" and "draft" in result.reason
+    forced = review_pull_request(
+        world.gh, job(world, pr["number"], "command"), memory=None, state=world.state, chat=None
+    )
+    assert forced.status == "posted"  # /kaizen review on a draft is an explicit ask
+
+
+def test_review_command_again_posts_a_body_but_repeats_no_comment(world: World) -> None:
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="again",
+        changes={"app.py": "def f(x=[]):\n    return x\n"},
+        title="A",
+        user="alice",
+    )
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=None
+    )
+    again = review_pull_request(
+        world.gh,
+        job(world, pr["number"], "command", delivery="d2"),
+        memory=None,
+        state=world.state,
+        chat=None,
+    )
+    reviews, comments = ours(world, pr["number"])
+    assert len(reviews) == 2 and len(comments) == 1
+    assert again.posted == 0
+
+
+def test_a_retried_post_after_a_502_gives_one_review(world: World) -> None:
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="flaky",
+        changes={"app.py": "def f(x=[]):\n    return x\n"},
+        title="F",
+        user="alice",
+    )
+    world.fake.inject_error("POST", rf"/repos/{REPO}/pulls/{pr['number']}/reviews$", status=502)
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=None
+    )
+    assert len(ours(world, pr["number"])[0]) == 1
+    assert json.dumps(world.fake.contract_errors) == "[]"

@@ -1,0 +1,78 @@
+"""``kaizen review`` on a local git repository, and ``kaizen feedback`` teaching it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.procs import kaizen_cmd, kaizen_env
+
+pytestmark = pytest.mark.slow
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "dev@example.com")
+    git(path, "config", "user.name", "Dev")
+    (path / "app.py").write_text("def f(x):\n    return x\n")
+    git(path, "add", ".")
+    git(path, "commit", "-qm", "init")
+    git(path, "checkout", "-qb", "feature")
+    (path / "app.py").write_text(
+        "def f(x, acc=[]):\n    acc.append(x)\n    try:\n        return x\n"
+        "    except:\n        return None\n"
+    )
+    (path / "logo.png").write_bytes(b"\x89PNG\x00\x00binary")
+    git(path, "add", ".")
+    git(path, "commit", "-qm", "change")
+    return path
+
+
+def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(kaizen_cmd(*args), env=env, capture_output=True, text=True, timeout=300)
+
+
+def review(env: dict[str, str], repo: Path) -> dict[str, Any]:
+    done = run(env, "review", "--repo", str(repo), "--base", "main", "--json", "--no-llm")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_local_review_prints_findings_and_learns_from_feedback(repo: Path, tmp_path: Path) -> None:
+    env = kaizen_env(data_dir=str(tmp_path / "data"))
+    first = review(env, repo)
+    assert set(first) >= {"findings", "suppressed", "usage"}
+    by_pattern = {f["pattern"]: f for f in first["findings"]}
+    assert {"ruff:B006", "ruff:E722"} <= set(by_pattern)
+    row = by_pattern["ruff:B006"]
+    assert set(row) >= {"id", "path", "line", "side", "pattern", "severity", "body", "suggestion"}
+    assert row["posted"] is True and row["path"] == "app.py" and row["side"] == "RIGHT"
+    for reason in ("noise for us", "we like mutable defaults"):
+        done = run(
+            env, "feedback", "--finding", row["id"], "--signal", "thumbs_down", "--reason", reason
+        )
+        assert done.returncode == 0, done.stderr
+    second = review(env, repo)
+    assert "ruff:B006" not in {f["pattern"] for f in second["findings"]}
+    held = {f["pattern"]: f for f in second["suppressed"]}
+    assert held["ruff:B006"]["posted"] is False and held["ruff:B006"]["reason"] == "learned"
+    assert "ruff:E722" in {f["pattern"] for f in second["findings"]}
+
+
+def test_bad_refs_and_non_repositories_get_a_clear_error(repo: Path, tmp_path: Path) -> None:
+    env = kaizen_env(data_dir=str(tmp_path / "data"))
+    done = run(env, "review", "--repo", str(repo), "--base", "no-such-branch", "--no-llm")
+    assert done.returncode == 2 and "kaizen review:" in done.stderr
+    done = run(env, "review", "--repo", str(tmp_path), "--base", "main", "--no-llm")
+    assert done.returncode == 2 and "kaizen review:" in done.stderr
