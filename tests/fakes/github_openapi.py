@@ -503,7 +503,7 @@ class OpenAPIContract:
             self._validators[ref] = validator
         problems = []
         for error in validator.iter_errors(instance):
-            if _nullable_enum(error):
+            if _nullable_enum(error) or _outdated_anchor(error):
                 continue
             where = error.json_path
             detail = _short(_deepest(error).message)
@@ -522,6 +522,20 @@ def _nullable_enum(error: ValidationError) -> bool:
     """
     schema = error.schema if isinstance(error.schema, dict) else {}
     return error.validator == "enum" and error.instance is None and bool(schema.get("nullable"))
+
+
+# Review-comment fields GitHub sends as null once the comment is outdated (its line changed
+# in a later push), although the description types them as plain integers.
+_OUTDATED_NULLS = frozenset({"position", "line"})
+
+
+def _outdated_anchor(error: ValidationError) -> bool:
+    """``position``/``line`` null on an outdated review comment, as GitHub answers."""
+    if error.validator != "type" or error.instance is not None or not error.path:
+        return False
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    described = str(schema.get("description") or "")
+    return error.path[-1] in _OUTDATED_NULLS and "to which the comment applies" in described
 
 
 @functools.lru_cache(maxsize=4)

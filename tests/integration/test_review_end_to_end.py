@@ -291,3 +291,45 @@ def test_closing_a_pr_counts_silent_comments_as_ignored(stack: Stack) -> None:
     before = scores(stack, pattern)
     fake.close_pull_request(REPO, number, merged=False, user="alice")
     fake.wait_for(lambda: scores(stack, pattern)[1] > before[1], timeout=60)
+
+
+def test_committed_suggestion_counts_as_applied_and_resolved_thread_as_dismissed(
+    stack: Stack,
+) -> None:
+    fake = stack.fake
+    source = 'GREETING = f"hello"\n\n\n' + BUGGY
+    pr = fake.open_pull_request(
+        REPO, head="feature-5", changes={"shop/greet.py": source}, title="Greet", user="alice"
+    )
+    wait_review(stack, pr["number"])
+    comments = {pattern_of(c): c for c in kaizen_comments(fake, pr["number"])}
+    assert '```suggestion\nGREETING = "hello"\n```' in comments["ruff:F541"]["body"]
+    applied_before = scores(stack, "ruff:F541")[0]
+    fake.push_to_pull_request(
+        REPO,
+        pr["number"],
+        {"shop/greet.py": source.replace('f"hello"', '"hello"')},
+        user="alice",
+        message="Apply suggestion from kaizen",
+    )
+    fake.wait_for(lambda: scores(stack, "ruff:F541")[0] > applied_before, timeout=60)
+    dismissed_before = scores(stack, "ruff:E722")[1]
+    fake.resolve_review_thread(REPO, pr["number"], comments["ruff:E722"]["id"], user="alice")
+    fake.wait_for(lambda: scores(stack, "ruff:E722")[1] > dismissed_before, timeout=60)
+
+
+def test_review_command_on_a_pr_reviews_it(stack: Stack) -> None:
+    fake = stack.fake
+    pr = fake.open_pull_request(
+        REPO,
+        head="feature-6",
+        changes={"docs/notes.md": "Nothing to see.\n"},
+        title="Docs",
+        user="alice",
+    )
+    completed_check(stack, pr["head"]["sha"])
+    assert kaizen_reviews(fake, pr["number"]) == []  # nothing to say, so nothing said
+    fake.add_issue_comment(REPO, pr["number"], "/kaizen review", user="alice")
+    wait_review(stack, pr["number"])
+    (review,) = kaizen_reviews(fake, pr["number"])
+    assert "Kaizen reviewed this pull request: 0 comments" in review["body"]
