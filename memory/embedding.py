@@ -143,7 +143,10 @@ def _load_model(path: Path) -> Any:
         if model is None:
             os.environ["HF_HUB_OFFLINE"] = "1"
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
 
+            # A progress bar on stderr for a local folder is noise in CLI output and logs.
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
             model = SentenceTransformer(key, device="cpu")
             _MODELS[key] = model
         return model
