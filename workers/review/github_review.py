@@ -202,8 +202,8 @@ def _review_locked(
         name=CHECK_NAME,
         head_sha=head,
         external_id=f"review:{job.delivery_id}",
-        title="Queued",
-        summary="Kaizen will review this pull request shortly.",
+        title="Reading the diff",
+        summary="Fetching the changed files.",
     )
 
     def progress(title: str, summary: str) -> None:
@@ -211,7 +211,6 @@ def _review_locked(
             job.repo, check_id, status="in_progress", output={"title": title, "summary": summary}
         )
 
-    progress("Reading the diff", "Fetching the changed files.")
     diff = DiffModel.from_github_files(gh.list_pull_files(job.repo, job.number))
     diff.apply_path_filters(config.review.paths.include, config.review.paths.exclude)
     incremental = False
