@@ -342,7 +342,7 @@ class InstallationClient:
     def create_check_run(
         self, repo: str, *, name: str, head_sha: str, external_id: str, title: str, summary: str
     ) -> int:
-        """A check run in progress, or the one an earlier attempt of this task created."""
+        """A queued check run, or the one an earlier attempt of this task created."""
 
         def find() -> int | None:
             _, data = self._get(
@@ -362,7 +362,7 @@ class InstallationClient:
                     "name": name,
                     "head_sha": head_sha,
                     "external_id": external_id,
-                    "status": "in_progress",
+                    "status": "queued",
                     "output": {"title": title, "summary": summary},
                 },
             )

@@ -147,6 +147,12 @@ def test_awkward_anchors_never_get_a_422(world: World) -> None:
     assert any(c["path"] == "big.py" and c["line"] == 3000 for c in comments)
     assert "logo.png" not in {c["path"] for c in comments}
     assert check_run(world, pr["head"]["sha"])["conclusion"] == "neutral"
+    states = [
+        (r.json or {}).get("status")
+        for r in world.fake.requests
+        if "/check-runs" in r.path and r.method in ("POST", "PATCH")
+    ]
+    assert states == ["queued", "in_progress", "completed"]
 
 
 @pytest.mark.parametrize(

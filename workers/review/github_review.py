@@ -202,8 +202,8 @@ def _review_locked(
         name=CHECK_NAME,
         head_sha=head,
         external_id=f"review:{job.delivery_id}",
-        title="Reading the diff",
-        summary="Fetching the changed files.",
+        title="Queued",
+        summary="Kaizen is reading the diff.",
     )
 
     def progress(title: str, summary: str) -> None:
