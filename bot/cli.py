@@ -8,6 +8,7 @@ inside the sub-commands so ``kaizen --help`` stays instant.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import signal
@@ -115,6 +116,19 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--json", action="store_true", help="print JSON")
     review.add_argument("--no-llm", action="store_true", help="static findings only")
     review.set_defaults(func=_review)
+
+    fix = sub.add_parser("fix", help="try to fix a bug in a local repository (never pushes)")
+    fix.add_argument("--repo", type=Path, default=Path("."), help="repository path")
+    text = fix.add_mutually_exclusive_group()
+    text.add_argument("--issue-text", default=None, help="the issue, as a user wrote it")
+    text.add_argument("--issue-file", type=Path, default=None, help="a file holding the issue")
+    fix.add_argument("--test-cmd", default=None, help="test command (default: detect pytest)")
+    fix.add_argument("--max-attempts", type=int, default=3, help="LLM attempts")
+    fix.add_argument("--max-runs", type=int, default=40, help="sandbox runs, all policies")
+    fix.add_argument("--name", default=None, help="OWNER/REPO to learn under")
+    fix.add_argument("--json", action="store_true", help="print JSON")
+    fix.add_argument("--no-llm", action="store_true", help="offline template repair only")
+    fix.set_defaults(func=_fix)
 
     export = sub.add_parser("export", help="export LLM trajectories as training data")
     export.add_argument("--format", required=True, choices=["agent-lightning", "openai-sft", "dpo"])
@@ -269,6 +283,77 @@ def _review(args: argparse.Namespace) -> int:
     else:
         print(as_text(outcome, repo))
     return 0
+
+
+def _fix(args: argparse.Namespace) -> int:
+    from bot.memory_setup import build_memory
+    from memory.scores import validate_repo
+    from workers.fix.llm_policy import LlmFixPolicy
+    from workers.fix.loop import FixBudget, FixLoop
+    from workers.llm import chat_from_settings
+    from workers.review.local import local_repo_name
+    from workers.sandbox.base import SandboxUnavailable
+    from workers.sandbox.select import choose_sandbox
+
+    settings = load_settings()
+    repo_path = args.repo.resolve()
+    if not repo_path.is_dir():
+        print(f"kaizen fix: {args.repo} is not a directory", file=sys.stderr)
+        return 2
+    if args.issue_file is not None:
+        try:
+            issue_text = args.issue_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            print(f"kaizen fix: cannot read {args.issue_file}: {exc}", file=sys.stderr)
+            return 2
+    else:
+        issue_text = args.issue_text or ""
+    name = args.name or local_repo_name(repo_path)
+    try:
+        validate_repo(name)
+    except ValueError as exc:
+        print(f"kaizen fix: --name: {exc}", file=sys.stderr)
+        return 2
+    if args.max_attempts < 1 or args.max_runs < 1:
+        print("kaizen fix: --max-attempts and --max-runs must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        sandbox = choose_sandbox(settings.sandbox, image=settings.sandbox_image)
+    except SandboxUnavailable as exc:
+        print(f"kaizen fix: {exc}", file=sys.stderr)
+        return 2
+    memory = build_memory(settings)
+    chat = None if args.no_llm else chat_from_settings(settings)
+
+    def progress(text: str) -> None:
+        if not args.json:
+            print(f"  {text}", file=sys.stderr)
+
+    loop = FixLoop(
+        sandbox=sandbox,
+        memory=memory,
+        llm=LlmFixPolicy(chat, memory) if chat is not None else None,
+        budget=FixBudget(max_attempts=args.max_attempts, max_sandbox_runs=args.max_runs),
+        progress=progress,
+    )
+    issue_id = "local-" + hashlib.sha256(issue_text.encode()).hexdigest()[:12]
+    try:
+        result = loop.run(
+            repo=name,
+            issue_id=issue_id,
+            issue_text=issue_text,
+            checkout=repo_path,
+            test_command=args.test_cmd,
+        )
+    finally:
+        memory.close()
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2))
+    else:
+        print(result.message)
+        if result.patch:
+            print(result.patch)
+    return 0 if result.fixed else 1
 
 
 def _export(args: argparse.Namespace) -> int:

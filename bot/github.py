@@ -381,6 +381,64 @@ class InstallationClient:
         except RequestException as exc:
             raise _unreachable(exc) from exc
 
+    # -- fixes -------------------------------------------------------------------------
+
+    def get_repo(self, repo: str) -> dict[str, Any]:
+        return cast(dict[str, Any], self._get(f"/repos/{repo}")[1])
+
+    def git_token(self) -> str:
+        """The installation token, for git over HTTPS (passed as a header, never stored)."""
+        auth = self._gh.requester.auth
+        token = getattr(auth, "token", None)
+        if not token:
+            raise GitHubError(None, "no installation token available for git")
+        return str(token)
+
+    def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None:
+        try:
+            self._gh.requester.requestJsonAndCheck(
+                "PATCH", f"/repos/{repo}/issues/comments/{comment_id}", input={"body": body}
+            )
+        except GithubException as exc:
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
+
+    def list_pull_commits(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return self._paged(f"/repos/{repo}/pulls/{number}/commits", 250)
+
+    def open_pull(
+        self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
+    ) -> dict[str, Any]:
+        """Open a PR from ``head``, or return the one already open from it (a retried
+        task after a crash must not open a second)."""
+        owner = repo.split("/", 1)[0]
+
+        def existing() -> dict[str, Any] | None:
+            _, data = self._get(
+                f"/repos/{repo}/pulls", {"head": f"{owner}:{head}", "state": "open"}
+            )
+            found = list(data or [])
+            return cast(dict[str, Any], found[0]) if found else None
+
+        current = existing()
+        if current is not None:
+            return current
+        try:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "POST",
+                f"/repos/{repo}/pulls",
+                input={"title": title, "head": head, "base": base, "body": body, "draft": draft},
+            )
+        except GithubException as exc:
+            again = existing() if exc.status in (422,) or exc.status >= 500 else None
+            if again is not None:
+                return again
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
+        return cast(dict[str, Any], data)
+
     def _create_once(self, create: Callable[[], int], find: Callable[[], int | None]) -> int:
         """Create unless a previous attempt did: a task re-run after a worker crash (late
         acks) or a retry after an ambiguous 5xx finds the first post instead."""

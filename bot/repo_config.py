@@ -219,6 +219,7 @@ class FixConfig(_Section):
 
     enabled: bool = Field(default=True, strict=True)
     max_attempts: int = Field(default=3, ge=1, le=10, strict=True)
+    max_test_runs: int = Field(default=40, ge=1, le=500, strict=True)
     time_limit_s: int = Field(default=600, ge=30, le=3600, strict=True)
     test_command: _ShellCommand | None = None
     install_command: _ShellCommand | None = None

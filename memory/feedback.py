@@ -90,6 +90,11 @@ DEFAULT_TABLE: Mapping[str, Effect] = MappingProxyType(
         "fix_merged": Effect(Outcome.ACCEPTED, 1.0, 0.0),
         "fix_merged_edited": Effect(Outcome.PARTLY, 0.5, 0.5),  # >= 25 % lines edited
         "fix_closed": Effect(Outcome.REJECTED, 0.0, 1.0),
+        # The sandbox's verdict on one candidate patch. A failure is weak evidence against
+        # the operator (most candidates of a good operator sit at the wrong line), a pass
+        # strong evidence for it.
+        "tests_passed": Effect(Outcome.ACCEPTED, 1.0, 0.0),
+        "tests_failed": Effect(Outcome.REJECTED, 0.0, 0.1),
     }
 )
 

@@ -14,15 +14,13 @@ from bot.commands import PRIVILEGED_VERBS, Command, has_write_access, help_text
 from bot.github import Permission
 
 # Verbs that work end to end in this version; the rest are queued but not yet built.
-AVAILABLE_VERBS = frozenset({"help", "review", "good", "bad"})
+AVAILABLE_VERBS = frozenset({"help", "review", "good", "bad", "fix", "cancel"})
 
 _FEATURE = {
-    "fix": "Fixing issues",
     "report": "Reports",
     "patterns": "The patterns report",
     "mute": "Muting patterns",
     "unmute": "Unmuting patterns",
-    "cancel": "Cancelling a fix",
 }
 
 
@@ -71,6 +69,13 @@ def compose_reply(
             if not on_pull_request:
                 parts.append(f"`/{app_slug} review` works on pull requests, not on issues.")
             continue  # on a PR the review itself is the answer
+        if command.verb == "fix":
+            if on_pull_request:
+                parts.append(f"`/{app_slug} fix` works on issues, not on pull requests.")
+            continue  # on an issue the fix posts its own progress and result
+        if command.verb == "cancel":
+            parts.append("Stopping the fix on this issue after its current attempt.")
+            continue
         if command.verb in ("good", "bad"):
             parts.append(
                 f"To tell Kaizen whether one of its comments helped, reply to that review "

@@ -16,6 +16,7 @@ what went wrong and never contains the API key.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -236,3 +237,36 @@ def chat_from_settings(
         timeout_s=timeout_s,
         max_retries=max_retries,
     )
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def extract_json(text: str) -> tuple[Any, str | None]:
+    """The JSON value in a model's answer and None, or None and why there is none.
+
+    Models without structured output wrap JSON in prose or a ```json fence; the first
+    object found is taken.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return None, "the answer was empty"
+    try:
+        return json.loads(stripped), None
+    except ValueError:
+        pass
+    for match in _FENCE.finditer(stripped):
+        try:
+            return json.loads(match.group(1)), None
+        except ValueError:
+            continue
+    decoder = json.JSONDecoder()
+    starts = [i for i, ch in enumerate(stripped) if ch == "{"][:50]
+    for start in starts:
+        try:
+            value, _ = decoder.raw_decode(stripped, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value, None
+    return None, "no JSON object found in the answer"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from celery import Task, shared_task
@@ -21,14 +22,17 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from bot.commands import parse_commands
+from bot.commands import has_write_access, parse_commands
 from bot.deliveries import SqliteLedger
+from bot.github import Permission
 from bot.log_setup import log_context
 from bot.metrics import Metrics, make_metrics
-from bot.repo_config import load_repo_config
+from bot.repo_config import RepoConfig, load_repo_config
 from workers.celery_app import KaizenCelery
 from workers.command_handler import compose_reply
 from workers.context import WorkerContext, close_contexts, context_for
+from workers.fix import acceptance
+from workers.fix.github_fix import cancel_key
 from workers.review import feedback
 from workers.review.github_review import Busy, ReviewJob
 from workers.review.github_review import review_pull_request as review_pull_request_job
@@ -79,11 +83,22 @@ def handle_command(self: Task, delivery: Delivery) -> dict[str, Any]:
         if on_pull_request and any(c.verb == "review" and not c.error for c in commands):
             job = _job(ctx, delivery, int(issue["number"]), "command")
             reviewed = _run_review(self, ctx, job)
+        permission = _memo(lambda: github.get_permission(repo, user))
+        verbs = {c.verb for c in commands if not c.error}
+        allowed = bool(verbs & {"fix", "cancel"}) and has_write_access(
+            permission().permission, permission().role_name
+        )
+        if allowed and "cancel" in verbs:
+            ctx.review_state.remember(cancel_key(repo, int(issue["number"])), "1", 86400)
+        fixed: dict[str, Any] | None = None
+        if allowed and "fix" in verbs and not on_pull_request:
+            hint = next(c.args for c in commands if c.verb == "fix")
+            fixed = _run_fix(ctx, delivery, issue, user, hint, loaded.config)
         reply = compose_reply(
             commands,
             user=user,
             app_slug=settings.app_slug,
-            permission=lambda: github.get_permission(repo, user),
+            permission=permission,
             config_problems=loaded.problems,
             config_path=loaded.source_path,
             on_pull_request=on_pull_request,
@@ -91,6 +106,8 @@ def handle_command(self: Task, delivery: Delivery) -> dict[str, Any]:
         if reply is None:
             if reviewed is not None:
                 return {"status": "reviewed", "review": reviewed}
+            if fixed is not None:
+                return {"status": "fix", "fix": fixed}
             return {"status": "ignored", "reason": "no command"}
         comment_id = github.post_issue_comment(
             repo, int(issue["number"]), reply.body, key=f"reply:{delivery['id']}"
@@ -100,13 +117,6 @@ def handle_command(self: Task, delivery: Delivery) -> dict[str, Any]:
             extra={"verbs": [c.verb for c in commands], "refused": reply.refused},
         )
         return {"status": "refused" if reply.refused else "answered", "comment_id": comment_id}
-
-
-def _not_yet(feature: str, delivery: Delivery) -> dict[str, Any]:
-    """Events for features that have not shipped: acknowledged and logged, nothing faked."""
-    with _delivery_context(delivery):
-        log.info("%s is not available yet; delivery acknowledged", feature)
-    return {"status": "unavailable", "feature": feature}
 
 
 def _job(ctx: WorkerContext, delivery: Delivery, number: int, trigger: str) -> ReviewJob:
@@ -158,9 +168,100 @@ def review_pull_request(self: Task, delivery: Delivery) -> dict[str, Any]:
         return _run_review(self, ctx, _job(ctx, delivery, number, trigger))
 
 
+def _memo(fetch: Callable[[], Permission]) -> Callable[[], Permission]:
+    """Ask GitHub for a permission at most once per task."""
+    cache: list[Permission] = []
+
+    def get() -> Permission:
+        if not cache:
+            cache.append(fetch())
+        return cache[0]
+
+    return get
+
+
+def _run_fix(
+    ctx: WorkerContext,
+    delivery: Delivery,
+    issue: dict[str, Any],
+    user: str,
+    hint: str,
+    config: RepoConfig,
+) -> dict[str, Any]:
+    settings = ctx.settings
+    repo = str(delivery["repo"])
+    github = ctx.github.installation(int(delivery["installation_id"]))
+    if not config.fix.enabled:
+        github.post_issue_comment(
+            repo,
+            int(issue["number"]),
+            "Fixes are turned off for this repository (`fix.enabled: false`).",
+            key=f"fix-off:{delivery['id']}",
+        )
+        return {"status": "disabled"}
+    from workers.fix.github_fix import FixJob
+    from workers.fix.github_fix import fix_issue as run_fix_job
+    from workers.fix.llm_policy import LlmFixPolicy
+    from workers.fix.loop import FixBudget, FixLoop
+    from workers.sandbox.select import choose_sandbox
+
+    chat = ctx.chat
+    loop = FixLoop(
+        sandbox=choose_sandbox(settings.sandbox, image=settings.sandbox_image),
+        memory=ctx.memory,
+        llm=LlmFixPolicy(chat, ctx.memory) if chat is not None else None,
+        budget=FixBudget(
+            max_attempts=config.fix.max_attempts,
+            max_sandbox_runs=config.fix.max_test_runs,
+            time_limit_s=config.fix.time_limit_s,
+            run_timeout_s=min(300.0, float(config.fix.time_limit_s)),
+        ),
+    )
+    job = FixJob(
+        repo=repo,
+        issue=int(issue["number"]),
+        title=str(issue.get("title") or ""),
+        body=str(issue.get("body") or ""),
+        delivery_id=str(delivery["id"]),
+        requested_by=user,
+        hint=hint,
+        bot_login=settings.bot_login,
+        test_command=config.fix.test_command,
+    )
+    result = run_fix_job(
+        github,
+        job,
+        loop=loop,
+        state=ctx.review_state,
+        lock_ttl_s=float(config.fix.time_limit_s) + 600,
+        work_dir=settings.data_dir / "work",
+    )
+    log.info("fix %s", result.get("status"), extra={"issue": job.issue})
+    return result
+
+
 @shared_task(bind=True, name="kaizen.fix_issue")
 def fix_issue(self: Task, delivery: Delivery) -> dict[str, Any]:
-    return _not_yet("issue fixing", delivery)
+    """The ``kaizen:fix`` label: the same as ``/kaizen fix`` by whoever added it."""
+    ctx = _context(self)
+    with _delivery_context(delivery):
+        payload = delivery["payload"]
+        issue = payload.get("issue") or {}
+        user = str((payload.get("sender") or {}).get("login") or "")
+        repo = str(delivery["repo"])
+        github = ctx.github.installation(int(delivery["installation_id"]))
+        perm = github.get_permission(repo, user)
+        if not has_write_access(perm.permission, perm.role_name):
+            github.post_issue_comment(
+                repo,
+                int(issue["number"]),
+                f"Sorry @{user}, the `kaizen:fix` label needs write access to this repository.",
+                key=f"fix-refused:{delivery['id']}",
+            )
+            return {"status": "refused"}
+        owner, _, name = repo.partition("/")
+        config = load_repo_config(github, owner, name).config
+        return _run_fix(ctx, delivery, issue, user, "", config)
 
 
 @shared_task(bind=True, name="kaizen.record_feedback")
@@ -208,11 +309,22 @@ def finalize_pull_request(self: Task, delivery: Delivery) -> dict[str, Any]:
         repo = str(delivery["repo"])
         number = int(delivery["payload"]["pull_request"]["number"])
         github = ctx.github.installation(int(delivery["installation_id"]))
-        ours = _bot_comments(github.list_review_comments(repo, number), ctx.settings.bot_login)
+        pull = delivery["payload"]["pull_request"]
+        bot = ctx.settings.bot_login
+        fix_outcome = acceptance.on_fix_pull_closed(github, ctx.memory, repo, pull, bot_login=bot)
+        experts = acceptance.on_human_fix_merged(
+            github, ctx.memory, ctx.review_state, repo, pull, bot_login=bot
+        )
+        ours = _bot_comments(github.list_review_comments(repo, number), bot)
         _collect_reactions(ctx, github, repo, ours)
         applied = feedback.on_close(ctx.memory, ours)
         ctx.review_state.unwatch(repo, number)
-        return {"status": "finalized", "ignored": sum(a.status == "applied" for a in applied)}
+        return {
+            "status": "finalized",
+            "ignored": sum(a.status == "applied" for a in applied),
+            "fix_outcome": fix_outcome.status if fix_outcome else None,
+            "expert_examples": len(experts),
+        }
 
 
 def _bot_comments(comments: list[dict[str, Any]], bot_login: str) -> list[dict[str, Any]]:

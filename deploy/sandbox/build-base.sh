@@ -2,8 +2,9 @@
 # Build the Kaizen sandbox images without any container registry.
 #
 #   1. kaizen-sandbox-base:bookworm - a Debian bookworm minbase root filesystem made with
-#      debootstrap (python3, pytest, pytest-timeout, git, ca-certificates) and `docker import`ed.
-#      Cached: skipped when the tag already exists (FORCE_BASE=1 rebuilds it).
+#      debootstrap (python3, pytest, pytest-timeout, coverage, git, ca-certificates) and
+#      `docker import`ed. Cached: skipped when the tag exists with the same package list
+#      (FORCE_BASE=1 rebuilds it).
 #   2. kaizen-sandbox:latest - deploy/sandbox/Dockerfile on top of it (non-root uid 10001,
 #      /workspace). Its build needs no network (the daemon may run with --bridge=none).
 #
@@ -16,15 +17,18 @@ SUITE="${SUITE:-bookworm}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 BASE_IMAGE="${BASE_IMAGE:-kaizen-sandbox-base:${SUITE}}"
 IMAGE="${IMAGE:-kaizen-sandbox:latest}"
-PACKAGES="python3,python3-pytest,python3-pytest-timeout,git,ca-certificates"
+PACKAGES="python3,python3-pytest,python3-pytest-timeout,python3-coverage,git,ca-certificates"
 LABEL="kaizen.sandbox=1"
 
 log() { printf '[build-base %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 docker info >/dev/null 2>&1 || { log "no docker daemon answers"; exit 1; }
 
-if [[ -z "${FORCE_BASE:-}" ]] && docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
-    log "base image $BASE_IMAGE exists; not rebuilding (FORCE_BASE=1 to force)"
+# The package list is stamped on the base image: a changed list rebuilds it.
+built_with="$(docker image inspect --format '{{ index .Config.Labels "kaizen.packages" }}' \
+    "$BASE_IMAGE" 2>/dev/null || true)"
+if [[ -z "${FORCE_BASE:-}" ]] && [[ "$built_with" == "$PACKAGES" ]]; then
+    log "base image $BASE_IMAGE exists with these packages; not rebuilding (FORCE_BASE=1 to force)"
 else
     if ! command -v debootstrap >/dev/null 2>&1; then
         log "installing debootstrap"
@@ -48,7 +52,8 @@ else
         "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/*
     start=$SECONDS
     tar -C "$rootfs" --numeric-owner -c . | docker import \
-        --change "LABEL $LABEL" --change 'CMD ["/bin/bash"]' \
+        --change "LABEL $LABEL" --change "LABEL kaizen.packages=$PACKAGES" \
+        --change 'CMD ["/bin/bash"]' \
         --message "kaizen sandbox base ($SUITE minbase)" - "$BASE_IMAGE" >/dev/null
     log "docker import took $((SECONDS - start))s"
     rm -rf --one-file-system "$rootfs"

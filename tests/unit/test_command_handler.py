@@ -56,9 +56,26 @@ def test_privileged_verbs_refused_without_write_access(verb: str) -> None:
     ("level", "role"), [("write", "write"), ("write", "maintain"), ("admin", None)]
 )
 def test_privileged_verbs_allowed_with_write_access(level: str, role: str | None) -> None:
-    body, refused, _ = reply("/kaizen fix", perm(level, role))
+    body, refused, _ = reply("/kaizen mute ruff:E501", perm(level, role))
     assert not refused
     assert "not available yet" in body
+
+
+def test_fix_on_an_issue_needs_no_reply_the_fix_answers() -> None:
+    lookup = Lookup(perm("write"))
+    result = compose_reply(
+        parse_commands("/kaizen fix", "kaizen"),
+        user="octocat",
+        app_slug="kaizen",
+        permission=lookup,
+        on_pull_request=False,
+    )
+    assert result is None
+
+
+def test_cancel_is_acknowledged() -> None:
+    body, refused, _ = reply("/kaizen cancel", perm("write"))
+    assert not refused and "Stopping the fix" in body
 
 
 def test_permission_is_looked_up_once_per_comment() -> None:

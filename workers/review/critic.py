@@ -31,7 +31,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from workers.llm import ChatAnswer, ChatModel, LlmError, estimate_tokens, messages_tokens
+from workers.llm import (
+    ChatAnswer,
+    ChatModel,
+    LlmError,
+    estimate_tokens,
+    extract_json,
+    messages_tokens,
+)
 from workers.review.findings import Finding
 from workers.review.secrets_scan import redact_secrets
 
@@ -85,7 +92,6 @@ _SCHEMA_TOKENS = estimate_tokens(json.dumps(SCORES_SCHEMA))
 _HISTORY_HEADER = "Past comments of this team on similar code:"
 _COMMENTS_HEADER = "Comments to score:"
 _FRAME_TAGS = ("history", "comments")
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 _OUTCOMES = {"accepted": "ACCEPTED", "rejected": "REJECTED"}
 
@@ -197,7 +203,7 @@ def parse_scores(
     can fix that. Accepts bare JSON, a ```json fence, the first JSON object in prose, or a
     bare list (taken as the scores list).
     """
-    data, problem = _extract_json(text)
+    data, problem = extract_json(text)
     if problem is not None:
         return None, problem
     if isinstance(data, list):
@@ -219,32 +225,6 @@ def parse_scores(
     if items and not out:
         return None, "no entry has a key from this batch; copy each [key] exactly"
     return out, None
-
-
-def _extract_json(text: str) -> tuple[Any, str | None]:
-    """As in :mod:`workers.review.llm_reviewer`: bare JSON, fenced JSON, or the first
-    object in prose (models without structured output often wrap their answer)."""
-    stripped = text.strip()
-    if not stripped:
-        return None, "the answer was empty"
-    try:
-        return json.loads(stripped), None
-    except ValueError:
-        pass
-    for match in _FENCE.finditer(stripped):
-        try:
-            return json.loads(match.group(1)), None
-        except ValueError:
-            continue
-    decoder = json.JSONDecoder()
-    for start in [i for i, ch in enumerate(stripped) if ch == "{"][:50]:
-        try:
-            value, _ = decoder.raw_decode(stripped, start)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value, None
-    return None, "no JSON object found in the answer"
 
 
 # -- rendering ---------------------------------------------------------------------------

@@ -28,7 +28,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from workers.llm import ChatAnswer, ChatModel, LlmError, estimate_tokens, messages_tokens
+from workers.llm import (
+    ChatAnswer,
+    ChatModel,
+    LlmError,
+    estimate_tokens,
+    extract_json,
+    messages_tokens,
+)
 from workers.review.diff_model import DiffLine, DiffModel, FileChange, compile_glob
 from workers.review.findings import Finding, Side
 from workers.review.secrets_scan import redact_secrets
@@ -133,7 +140,6 @@ _CATEGORY_ALIASES = {
     "test": "testing",
     "readability": "maintainability",
 }
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
 
@@ -209,7 +215,7 @@ def parse_answer(text: str) -> tuple[list[_AnswerFinding] | None, str | None]:
     a model without structured output often wraps its answer; a bare list is taken as the
     findings list.
     """
-    data, problem = _extract_json(text)
+    data, problem = extract_json(text)
     if problem is not None:
         return None, problem
     if isinstance(data, list):
@@ -222,31 +228,6 @@ def parse_answer(text: str) -> tuple[list[_AnswerFinding] | None, str | None]:
             for err in exc.errors()[:3]
         ]
         return None, "wrong shape: " + "; ".join(parts)
-
-
-def _extract_json(text: str) -> tuple[Any, str | None]:
-    stripped = text.strip()
-    if not stripped:
-        return None, "the answer was empty"
-    try:
-        return json.loads(stripped), None
-    except ValueError:
-        pass
-    for match in _FENCE.finditer(stripped):
-        try:
-            return json.loads(match.group(1)), None
-        except ValueError:
-            continue
-    decoder = json.JSONDecoder()
-    starts = [i for i, ch in enumerate(stripped) if ch == "{"][:50]
-    for start in starts:
-        try:
-            value, _ = decoder.raw_decode(stripped, start)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value, None
-    return None, "no JSON object found in the answer"
 
 
 # -- chunking ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 MAX_JUNIT_BYTES = 32 * 1024 * 1024
+MAX_TRACEBACK_CHARS = 8000  # the end holds the innermost frames
 MAX_MESSAGE_CHARS = 2000
 _EXC_RE = re.compile(r'^(?:failed on \w+ with ")?([A-Za-z_][\w.]*)(?::|"|$)')
 _TRACEBACK_TYPE_RE = re.compile(r"^\S+:\d+: ([A-Za-z_][\w.]*)\s*$", re.MULTILINE)
@@ -38,6 +39,7 @@ class TestResult:
     message: str = ""
     exception_type: str = ""
     timed_out: bool = False  # pytest-timeout stopped this test
+    traceback: str = ""  # the failure's full text (pytest's traceback), for localisation
 
     __test__ = False  # not a pytest test class
 
@@ -101,6 +103,7 @@ def _testcase(case: ET.Element) -> TestResult:
     outcome: Outcome = "passed"
     message = ""
     exception_type = ""
+    traceback = ""
     # pytest writes at most one of these; with several (e.g. a failure plus an error in
     # teardown) the worst wins.
     for tag, kind in (("error", "error"), ("failure", "failed"), ("skipped", "skipped")):
@@ -115,6 +118,7 @@ def _testcase(case: ET.Element) -> TestResult:
                 message = f"xfail: {message}" if message else "xfail"
         else:
             exception_type = child.get("type") or _exception_type(message, child.text or "")
+            traceback = (child.text or "")[-MAX_TRACEBACK_CHARS:]
         break
     return TestResult(
         nodeid=_nodeid(classname, name, file),
@@ -126,6 +130,7 @@ def _testcase(case: ET.Element) -> TestResult:
         message=message[:MAX_MESSAGE_CHARS],
         exception_type=exception_type,
         timed_out=outcome in ("failed", "error") and bool(_TIMEOUT_RE.search(message)),
+        traceback=traceback,
     )
 
 

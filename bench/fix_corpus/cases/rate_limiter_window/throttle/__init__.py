@@ -1,0 +1,5 @@
+"""Request throttling helpers."""
+
+from throttle.window import SlidingWindowLimiter
+
+__all__ = ["SlidingWindowLimiter"]

@@ -1,0 +1,3 @@
+from ttlcache.cache import TTLCache
+
+__all__ = ["TTLCache"]

@@ -1,0 +1,160 @@
+"""The fix loop in the real sandbox: LLM attempts that learn from failure, refusals,
+hanging suites, and template repair that gets cheaper once it has learned."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.embedding import CachedEmbedder, Embedder, LocalEmbedder
+from memory.service import Memory
+from memory.types import Kind
+from tests.fakes.openai_api import FakeOpenAI
+from tests.helpers import FIXTURES
+from tests.integration.test_memory_service import build
+from workers.fix.evaluate import TestRunner
+from workers.fix.llm_policy import LlmFixPolicy
+from workers.fix.loop import FixBudget, FixLoop
+from workers.fix.types import Patch, RefusedEdit
+from workers.llm import OpenAIChat
+from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
+from workers.sandbox.select import choose_sandbox
+
+pytestmark = pytest.mark.slow
+
+ISSUE = "total_price([(10, 2)], 0.1) gives 22.0; a 10 % discount should give 18.0."
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    try:
+        return choose_sandbox("auto")
+    except SandboxUnavailable as exc:
+        if os.environ.get("KAIZEN_REQUIRE_SANDBOXES"):
+            raise
+        pytest.skip(f"no sandbox here: {exc}")
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    return CachedEmbedder(LocalEmbedder(), tmp_path_factory.mktemp("emb") / "cache.sqlite3")
+
+
+@pytest.fixture
+def memory(tmp_path: Path, embedder: Embedder) -> Iterator[Memory]:
+    mem = build(tmp_path / "memory", embedder)
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    target = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "fix_repo", target)
+    return target
+
+
+def action(name: str, **args: Any) -> dict[str, Any]:
+    return {"content": {"thought": name, "action": name, "args": args}}
+
+
+def test_a_patch_that_breaks_other_tests_is_rejected_and_the_lesson_used_next(
+    sandbox: Sandbox, memory: Memory, checkout: Path
+) -> None:
+    lesson = "Hard-coding 18.0 broke the no-discount test; fix the formula instead."
+    with FakeOpenAI(api_key="k") as llm:
+        llm.script(
+            action(
+                "edit",
+                path="shop/pricing.py",
+                search="round(amount + amount * discount, 2)",
+                replace="18.0",
+            ),
+            action("finish", explanation="return the expected value"),
+            {"content": {"reflection": lesson}},
+            action(
+                "edit",
+                path="shop/pricing.py",
+                search="amount + amount * discount",
+                replace="amount - amount * discount",
+            ),
+            action("run_tests"),
+            action("finish", explanation="subtract the discount"),
+        )
+        chat = OpenAIChat(base_url=llm.base_url, api_key="k", model="fake-gpt", max_retries=0)
+        loop = FixLoop(
+            sandbox=sandbox,
+            memory=memory,
+            llm=LlmFixPolicy(chat, memory),
+            budget=FixBudget(max_attempts=2, max_sandbox_runs=10),
+        )
+        result = loop.run(repo="octo-org/shop", issue_id="7", issue_text=ISSUE, checkout=checkout)
+        second_brief = llm.chat_requests[3]["messages"][1]["content"]
+    assert result.fixed and "amount - amount * discount" in result.patch
+    assert [a.success for a in result.attempts] == [False, True]
+    assert lesson in second_brief
+    stored = [e for e in memory.experiences.iter_all() if e.kind == Kind.FIX]
+    assert any(e.reflection == lesson and e.outcome == "rejected" for e in stored)
+    steps = memory.trajectories.stats()
+    assert steps  # every LLM step was recorded
+
+
+def test_edits_outside_the_repo_or_to_workflows_are_refused(
+    sandbox: Sandbox, memory: Memory, checkout: Path
+) -> None:
+    with FakeOpenAI(api_key="k") as llm:
+        llm.script(
+            action("edit", path="../outside.py", search="x", replace="y"),
+            action("edit", path=".github/workflows/ci.yml", search="x", replace="y"),
+            action("finish", explanation="gave up"),
+            {"content": {"reflection": "nothing to do"}},
+        )
+        chat = OpenAIChat(base_url=llm.base_url, api_key="k", model="fake-gpt", max_retries=0)
+        loop = FixLoop(
+            sandbox=sandbox,
+            memory=None,
+            llm=LlmFixPolicy(chat),
+            budget=FixBudget(max_attempts=1, max_sandbox_runs=1),
+        )
+        result = loop.run(repo="octo-org/shop", issue_id="8", issue_text=ISSUE, checkout=checkout)
+        observations = [r["messages"][-1]["content"] for r in llm.chat_requests[1:3]]
+    assert all("refused" in o for o in observations)
+    assert not (checkout.parent / "outside.py").exists()
+    assert not result.fixed
+    runner = TestRunner(sandbox, checkout, Limits(timeout_s=60))
+    for path in ("../evil.py", ".github/workflows/ci.yml", "/etc/passwd"):
+        with pytest.raises(RefusedEdit):
+            runner.run([Patch("fix:x", path, 1, "", "x = 1\n", "evil")])
+
+
+def test_a_hanging_suite_gets_a_clear_message_not_a_stuck_task(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    (checkout / "tests" / "test_hang.py").write_text(
+        "import time\n\n\ndef test_forever():\n    while True:\n        time.sleep(1)\n"
+    )
+    loop = FixLoop(
+        sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=3, run_timeout_s=8)
+    )
+    result = loop.run(repo="octo-org/shop", issue_id="9", issue_text=ISSUE, checkout=checkout)
+    assert not result.fixed
+    assert result.duration_s < 120
+    assert (
+        "did not finish" in result.message
+        or "timed out" in result.message.lower()
+        or (result.baseline_failed and any("hang" in t for t in result.baseline_failed))
+    )
+
+
+def test_a_repo_without_tests_is_told_so(sandbox: Sandbox, tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("def f():\n    return 1\n")
+    result = FixLoop(sandbox=sandbox, memory=None).run(
+        repo="octo-org/app", issue_id="1", issue_text="f is wrong", checkout=tmp_path
+    )
+    assert not result.fixed and "No tests found" in result.message
+    assert result.sandbox_runs == 0

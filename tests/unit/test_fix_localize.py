@@ -1,0 +1,457 @@
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from workers.fix.localize import (
+    COVERAGE_DATA_NAME,
+    COVERAGE_RC,
+    COVERAGE_RC_NAME,
+    CoverageDataError,
+    canonical_test_id,
+    coverage_argv,
+    from_failures,
+    from_issue_text,
+    is_test_path,
+    ochiai,
+    rank,
+    read_coverage,
+    with_coverage,
+    write_coverage_rc,
+)
+from workers.fix.types import Suspect
+from workers.sandbox.junit import TestResult
+
+MOD = """\
+import os
+
+
+def helper(x):
+    y = x + 1
+    return y * 2
+
+
+class Parser:
+    def parse(self, text):
+        parts = text.split(",")
+        return [p.strip() for p in parts]
+
+    def reset(self):
+        self.state = None
+
+
+def parse_config(path):
+    with open(path) as f:
+        return f.read()
+"""
+
+API = """\
+def get(url):
+    return url
+"""
+
+FILES = {
+    "src/pkg/mod.py": MOD,
+    "src/pkg/api.py": API,
+    "src/pkg/__init__.py": "",
+    "tests/test_mod.py": "def test_x():\n    assert True\n",
+    "conftest.py": "import pytest\n",
+}
+
+
+def lines_of(suspects: list[Suspect], path: str | None = None) -> list[tuple[str, int]]:
+    return [(s.path, s.line) for s in suspects if path is None or s.path == path]
+
+
+# --- issue text ------------------------------------------------------------------------
+
+
+def test_traceback_with_absolute_paths_maps_by_longest_suffix() -> None:
+    text = """Crash on save:
+
+Traceback (most recent call last):
+  File "/home/alice/work/proj/src/pkg/api.py", line 2, in get
+    return url
+  File "/usr/lib/python3/dist-packages/requests/api.py", line 59, in get
+    return request("get", url)
+  File "/opt/venv/lib/python3.11/site-packages/pkg/mod.py", line 6, in helper
+    return y * 2
+ZeroDivisionError: division by zero
+"""
+    suspects = from_issue_text(text, FILES)
+    tb = [s for s in suspects if s.why.startswith("traceback")]
+    # requests/api.py is not the repo's api.py; the installed pkg/mod.py is src/pkg/mod.py.
+    assert lines_of(tb) == [("src/pkg/mod.py", 6), ("src/pkg/api.py", 2)]
+    assert tb[0].score == 1.0 and tb[1].score == pytest.approx(0.8)
+
+
+def test_windows_and_relative_traceback_paths() -> None:
+    text = (
+        'Traceback (most recent call last):\n  File "C:\\Users\\bob\\proj\\src\\pkg\\mod.py", '
+        'line 11, in parse\n  File "./src/pkg/api.py", line 2, in get\n'
+    )
+    tb = [s for s in from_issue_text(text, FILES) if s.why.startswith("traceback")]
+    assert lines_of(tb) == [("src/pkg/api.py", 2), ("src/pkg/mod.py", 11)]
+
+
+def test_stdlib_and_bare_init_frames_do_not_match_repo_files() -> None:
+    files = {"pkg/decoder.py": "x = 1\n", "pkg/__init__.py": "x = 1\n"}
+    text = (
+        'File "/usr/lib/python3.11/json/decoder.py", line 3, in f\n'
+        'File "/somewhere/else/__init__.py", line 1, in <module>\n'
+    )
+    assert [s for s in from_issue_text(text, files) if s.why.startswith("traceback")] == []
+
+
+def test_path_line_mentions_and_github_anchors() -> None:
+    text = (
+        "See src/pkg/mod.py:11 and also mod.py:12; the link "
+        "https://github.com/o/r/blob/abc/src/pkg/api.py#L1-L2 shows it."
+    )
+    named = [s for s in from_issue_text(text, FILES) if s.why.startswith("line named")]
+    assert set(lines_of(named)) == {
+        ("src/pkg/mod.py", 11),
+        ("src/pkg/mod.py", 12),
+        ("src/pkg/api.py", 1),
+        ("src/pkg/api.py", 2),
+    }
+
+
+def test_plain_file_name_gives_its_statements_weakly() -> None:
+    suspects = from_issue_text("Something is off in api.py I think.", FILES)
+    assert lines_of(suspects) == [("src/pkg/api.py", 1), ("src/pkg/api.py", 2)]
+    assert suspects[0].why == "file named in the issue"
+
+
+def test_symbols_match_function_bodies() -> None:
+    text = "Calling `Parser.parse` with an empty string and parse_config() both break."
+    suspects = from_issue_text(text, FILES)
+    by_why: dict[str, set[int]] = {}
+    for s in suspects:
+        by_why.setdefault(s.why, set()).add(s.line)
+    assert by_why["symbol named in the issue: Parser.parse"] == {11, 12}
+    assert by_why["symbol named in the issue: parse_config"] == {19, 20}
+
+
+def test_plain_words_are_not_symbols_but_marked_ones_are() -> None:
+    assert from_issue_text("the helper is slow", FILES) == []
+    marked = from_issue_text("the `helper` is slow", FILES)
+    assert set(lines_of(marked)) == {("src/pkg/mod.py", 5), ("src/pkg/mod.py", 6)}
+
+
+def test_module_qualified_symbol_and_ambiguity() -> None:
+    files = {"a/util.py": "def run():\n    return 1\n", "b/util.py": "def run():\n    return 2\n"}
+    both = from_issue_text("`run` fails", files)
+    assert {s.path for s in both} == {"a/util.py", "b/util.py"}
+    assert all(s.score == pytest.approx(0.5) for s in both)
+    one = from_issue_text("b.util.run() fails", files)
+    assert lines_of(one) == [("b/util.py", 2)]
+
+
+def test_issue_never_suspects_test_files() -> None:
+    text = (
+        'Traceback (most recent call last):\n  File "/x/tests/test_mod.py", line 2, in test_x\n'
+        '  File "/x/conftest.py", line 1, in <module>\nsee tests/test_mod.py:1 and `test_x`'
+    )
+    assert from_issue_text(text, FILES) == []
+
+
+# --- failing tests ---------------------------------------------------------------------
+
+
+def result(nodeid: str, outcome: str, message: str = "") -> TestResult:
+    return TestResult(
+        nodeid=nodeid,
+        classname="",
+        name=nodeid.rsplit("::", 1)[-1],
+        file=nodeid.split("::", 1)[0],
+        outcome=outcome,  # type: ignore[arg-type]
+        duration_s=0.0,
+        message=message,
+    )
+
+
+PYTEST_REPORT = """\
+    def test_x():
+>       helper(None)
+
+tests/test_mod.py:2:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+src/pkg/mod.py:5: in helper
+    y = x + 1
+E   TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'
+"""
+
+
+def test_from_failures_reads_repo_frames_of_failing_tests_only() -> None:
+    tests = [
+        result("tests/test_mod.py::test_x", "failed", PYTEST_REPORT),
+        result(
+            "tests/test_mod.py::test_y",
+            "error",
+            'File "/workspace/src/pkg/api.py", line 2, in get\n'
+            'File "/workspace/src/pkg/mod.py", line 5, in helper\n',
+        ),
+        result("tests/test_mod.py::test_z", "passed", "src/pkg/mod.py:20: in parse_config"),
+    ]
+    suspects = from_failures(tests, FILES)
+    assert lines_of(suspects) == [("src/pkg/mod.py", 5), ("src/pkg/api.py", 2)]
+    assert suspects[0].score == 1.0 and suspects[0].why == "failing test traceback (2 of 2 failing)"
+    assert suspects[1].score == pytest.approx(0.4)  # 0.8 in one of two failures
+
+
+def test_from_failures_without_frames_is_empty() -> None:
+    assert from_failures([result("t.py::test_a", "failed", "assert 1 == 2")], FILES) == []
+    assert from_failures([], FILES) == []
+
+
+# --- test ids and ochiai ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "key"),
+    [
+        ("tests/test_x.py::test_foo", "tests.test_x.test_foo"),
+        ("tests/test_x.py::TestC::test_foo[1-a::b]", "tests.test_x.TestC.test_foo"),
+        ("./test_x.py::TestA::TestB::test_n", "test_x.TestA.TestB.test_n"),
+        ("tests.test_x.TestC::test_foo", "tests.test_x.TestC.test_foo"),  # no file in JUnit
+        ("tests.test_x.test_foo", "tests.test_x.test_foo"),  # already a key
+    ],
+)
+def test_canonical_test_id(nodeid: str, key: str) -> None:
+    assert canonical_test_id(nodeid) == key
+
+
+SPECTRUM: dict[str, set[tuple[str, int]]] = {
+    # line 3 is the bug: only the failing tests reach it
+    "tests.test_calc.test_neg": {("calc.py", 1), ("calc.py", 2)},
+    "tests.test_calc.test_zero": {("calc.py", 1), ("calc.py", 2), ("calc.py", 4)},
+    "tests.test_calc.test_big": {("calc.py", 1), ("calc.py", 2), ("calc.py", 3)},
+    "tests.test_calc.TestC.test_huge": {("calc.py", 1), ("calc.py", 3), ("tests/h.py", 1)},
+}
+
+
+def test_ochiai_on_a_hand_made_spectrum() -> None:
+    failed = {"tests/test_calc.py::test_big", "tests/test_calc.py::TestC::test_huge[9]"}
+    passed = {"tests/test_calc.py::test_neg", "tests/test_calc.py::test_zero"}
+    suspects = ochiai(SPECTRUM, failed, passed)
+    scores = {(s.path, s.line): s.score for s in suspects}
+    assert scores == {
+        ("calc.py", 3): pytest.approx(1.0),
+        ("calc.py", 1): pytest.approx(2 / math.sqrt(2 * 4)),
+        ("calc.py", 2): pytest.approx(1 / math.sqrt(2 * 3)),
+    }  # line 4 only passing tests cover; tests/h.py is a test file
+    assert lines_of(suspects)[0] == ("calc.py", 3)
+    assert suspects[0].why == "ochiai 1.00"
+
+
+def test_ochiai_matches_ids_by_dotted_suffix_and_merges_parametrised_cases() -> None:
+    spectrum = {
+        "test_calc.test_p": {("calc.py", 3)},  # recorded without the tests. package prefix
+        "test_calc.test_ok": {("calc.py", 1), ("calc.py", 3)},
+    }
+    failed = {"tests/test_calc.py::test_p[1]"}
+    # test_p[2] passed but shares the failing context: not counted as passing.
+    passed = {"tests/test_calc.py::test_p[2]", "tests/test_calc.py::test_ok"}
+    scores = {(s.path, s.line): s.score for s in ochiai(spectrum, failed, passed)}
+    assert scores == {("calc.py", 3): pytest.approx(1 / math.sqrt(2))}
+
+
+def test_ochiai_without_failures_or_unknown_ids() -> None:
+    assert ochiai(SPECTRUM, set(), {"tests/test_calc.py::test_neg"}) == []
+    assert ochiai(SPECTRUM, {"tests/other.py::test_nope"}, set()) == []
+
+
+# --- rank ------------------------------------------------------------------------------
+
+
+def test_rank_combines_the_same_line_across_sources() -> None:
+    spectrum = [
+        Suspect("calc.py", 3, 0.5, "ochiai 0.50"),
+        Suspect("calc.py", 7, 0.25, "ochiai 0.25"),
+    ]
+    issue = [Suspect("calc.py", 7, 1.0, "traceback in the issue")]
+    ranked = rank(spectrum, issue)
+    assert lines_of(ranked) == [("calc.py", 7), ("calc.py", 3)]
+    assert ranked[0].score == pytest.approx(3.0 + 1.0)  # traceback 3 + ochiai 2 * 0.25/0.5
+    assert ranked[0].why == "traceback in the issue; ochiai 0.25"
+    assert ranked[1].score == pytest.approx(2.0)
+
+
+def test_rank_normalises_each_source_and_weighs_tracebacks_over_ochiai() -> None:
+    weak_spectrum = [Suspect("a.py", 1, 0.1, "ochiai 0.10")]  # normalised to 1 -> 2.0
+    traceback = [Suspect("b.py", 9, 0.3, "failing test traceback (1 of 3 failing)")]  # 3.0
+    symbol = [Suspect("c.py", 2, 1.0, "symbol named in the issue: f")]  # 1.0
+    ranked = rank(weak_spectrum, traceback, symbol)
+    assert lines_of(ranked) == [("b.py", 9), ("a.py", 1), ("c.py", 2)]
+    assert [s.score for s in ranked] == pytest.approx([3.0, 2.0, 1.0])
+
+
+def test_rank_excludes_test_files_and_paths_outside_the_repo_and_limits() -> None:
+    source = [
+        Suspect("tests/test_a.py", 1, 1.0, "ochiai 1.00"),
+        Suspect("pkg/test_b.py", 1, 1.0, "ochiai 1.00"),
+        Suspect("pkg/b_test.py", 1, 1.0, "ochiai 1.00"),
+        Suspect("conftest.py", 1, 1.0, "ochiai 1.00"),
+        Suspect("/etc/passwd", 1, 1.0, "ochiai 1.00"),
+        Suspect("../other/x.py", 1, 1.0, "ochiai 1.00"),
+        Suspect("pkg/x.py", 0, 1.0, "ochiai 1.00"),
+        *[Suspect("pkg/ok.py", n, 1.0 / n, f"ochiai {1.0 / n:.2f}") for n in range(1, 30)],
+    ]
+    ranked = rank(source, limit=5)
+    assert lines_of(ranked) == [("pkg/ok.py", n) for n in range(1, 6)]
+    assert rank(source, limit=0) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "is_test"),
+    [
+        ("tests/unit/helpers.py", True),
+        ("src/pkg/test/fixtures.py", True),
+        ("test_x.py", True),
+        ("pkg/x_test.py", True),
+        ("pkg/conftest.py", True),
+        ("pkg/testing.py", False),
+        ("pkg/contest.py", False),
+        ("pkg/latest_tests.py", False),
+    ],
+)
+def test_is_test_path(path: str, is_test: bool) -> None:
+    assert is_test_path(path) is is_test
+
+
+# --- coverage wiring -------------------------------------------------------------------
+
+
+def test_coverage_command_and_rc(tmp_path: Path) -> None:
+    assert coverage_argv("py") == [
+        "py",
+        "-m",
+        "coverage",
+        "run",
+        f"--rcfile={COVERAGE_RC_NAME}",
+        "-m",
+        "pytest",
+    ]
+    assert with_coverage(["python3", "-m", "pytest", "-q", "--junitxml=r.xml"]) == [
+        *coverage_argv("python3"),
+        "-q",
+        "--junitxml=r.xml",
+    ]
+    with pytest.raises(ValueError):
+        with_coverage(["pytest", "-q"])
+    assert "dynamic_context = test_function" in COVERAGE_RC
+    assert f"data_file = {COVERAGE_DATA_NAME}" in COVERAGE_RC
+    (tmp_path / COVERAGE_DATA_NAME).write_text("stale")
+    (tmp_path / COVERAGE_RC_NAME).symlink_to("/etc/hostname")
+    rc = write_coverage_rc(tmp_path)
+    assert not rc.is_symlink() and rc.read_text() == COVERAGE_RC
+    assert not (tmp_path / COVERAGE_DATA_NAME).exists()
+
+
+SCHEMA = """
+CREATE TABLE coverage_schema (version integer);
+CREATE TABLE meta (key text, value text, unique (key));
+CREATE TABLE file (id integer primary key, path text, unique (path));
+CREATE TABLE context (id integer primary key, context text, unique (context));
+CREATE TABLE line_bits (file_id integer, context_id integer, numbits blob,
+                        unique (file_id, context_id));
+CREATE TABLE arc (file_id integer, context_id integer, fromno integer, tono integer,
+                  unique (file_id, context_id, fromno, tono));
+CREATE TABLE tracer (file_id integer primary key, tracer text);
+INSERT INTO coverage_schema VALUES (7);
+"""
+
+
+def numbits(*lines: int) -> bytes:
+    data = bytearray(max(lines) // 8 + 1)
+    for n in lines:
+        data[n // 8] |= 1 << (n % 8)
+    return bytes(data)
+
+
+def make_data(path: Path, files: dict[int, str], contexts: dict[int, str], rows: list) -> None:
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)
+    conn.executemany("INSERT INTO file VALUES (?, ?)", files.items())
+    conn.executemany("INSERT INTO context VALUES (?, ?)", contexts.items())
+    for row in rows:
+        if len(row) == 3:
+            conn.execute("INSERT INTO line_bits VALUES (?, ?, ?)", row)
+        else:
+            conn.execute("INSERT INTO arc VALUES (?, ?, ?, ?)", row)
+    conn.commit()
+    conn.close()
+
+
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for rel in ("pkg/calc.py", "tests/test_calc.py", "pkg/tests/test_inner.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x = 1\n")
+    return root
+
+
+@pytest.mark.parametrize("at_root", [True, False])
+def test_read_coverage_maps_paths_contexts_and_drops_tests(tmp_path: Path, at_root: bool) -> None:
+    root = repo(tmp_path) if at_root else Path(".")  # relative paths need no root
+    data = tmp_path / "data.sqlite"
+    make_data(
+        data,
+        {
+            1: "pkg/calc.py",
+            2: "tests/test_calc.py",
+            3: "/workspace/pkg/calc.py",  # an absolute path from inside the sandbox
+            4: "/usr/lib/python3/dist-packages/six.py",  # outside the repo
+            5: "../escape.py",  # leaves the repo
+        },
+        {1: "", 2: "test_calc.test_a", 3: "test_calc.TestC.test_b", 4: "elsewhere.test_c"},
+        [
+            (1, 1, numbits(1, 2)),  # the empty context (imports) is left out
+            (1, 2, numbits(3, 4)),
+            (2, 2, numbits(7)),  # test file lines are never suspects
+            (3, 3, numbits(9)),
+            (4, 3, numbits(5)),
+            (5, 3, numbits(2)),
+            (1, 3, 4, 5),  # branch data: from/to lines
+            (1, 3, -1, 6),
+        ],
+    )
+    assert read_coverage(data, root) == {
+        "tests.test_calc.test_a": {("pkg/calc.py", 3), ("pkg/calc.py", 4)},
+        "tests.test_calc.TestC.test_b": {
+            ("pkg/calc.py", 9),
+            ("pkg/calc.py", 4),
+            ("pkg/calc.py", 5),
+            ("pkg/calc.py", 6),
+        },
+        "elsewhere.test_c": set(),  # cannot be placed: kept as recorded
+    }
+
+
+def test_read_coverage_refuses_symlinks_and_other_files(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    with pytest.raises(CoverageDataError, match="no coverage data"):
+        read_coverage(tmp_path / "missing", root)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "missing")
+    with pytest.raises(CoverageDataError):
+        read_coverage(link, root)
+    junk = tmp_path / "junk"
+    junk.write_bytes(os.urandom(64))
+    with pytest.raises(CoverageDataError):
+        read_coverage(junk, root)
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE file (id integer, path text)")
+    conn.close()
+    with pytest.raises(CoverageDataError, match=r"not coverage\.py data"):
+        read_coverage(other, root)
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 100)
+    with pytest.raises(CoverageDataError, match="over 10"):
+        read_coverage(big, root, max_bytes=10)

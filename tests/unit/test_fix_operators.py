@@ -1,0 +1,776 @@
+"""Template repair must fix the classic one-line bugs and never damage anything else.
+
+Each operator gets a realistic buggy function and must propose the exact intended fix;
+the rest checks what the fix agent relies on: every patch parses, none repeats or is a
+no-op, edits land on the right characters (UTF-8 column offsets!), formatting outside
+the edit survives byte for byte, and odd input yields ``[]`` rather than an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from workers.fix.operators import OPERATORS, generate_patches, operator_pattern
+from workers.fix.types import Patch
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def line_of(source: str, needle: str) -> int:
+    """1-based number of the first line containing ``needle``."""
+    for number, text in enumerate(source.splitlines(), start=1):
+        if needle in text:
+            return number
+    raise AssertionError(f"{needle!r} not in source")
+
+
+def assert_fixes(buggy: str, fixed: str, needle: str, operator: str) -> Patch:
+    """Some patch for the line holding ``needle`` turns ``buggy`` into ``fixed``.
+
+    Checked twice: among all operators' patches (what the agent sees), and among the
+    named operator's own (so the fix is credited to the right learned pattern).
+    """
+    line = line_of(buggy, needle)
+    everything = generate_patches(buggy, "pkg/mod.py", line)
+    assert fixed in [p.after for p in everything], [p.description for p in everything]
+    own = generate_patches(buggy, "pkg/mod.py", line, operators=[operator])
+    matching = [p for p in own if p.after == fixed]
+    assert matching, [p.description for p in own]
+    patch = matching[0]
+    assert patch.operator == f"fix:{operator}"
+    assert patch.path == "pkg/mod.py" and patch.line == line and patch.before == buggy
+    assert f"at line {line}" in patch.description
+    return patch
+
+
+# ------------------------------------------------------------------ one bug per operator
+
+
+def test_comparison_fixes_an_off_by_one_bound_check() -> None:
+    buggy = src(
+        """
+        def get(xs, i):
+            if i <= len(xs):
+                return xs[i]
+            return None
+        """
+    )
+    patch = assert_fixes(buggy, buggy.replace("i <= len", "i < len"), "if i", "comparison")
+    assert patch.description == "`<=` → `<` at line 2"
+
+
+def test_comparison_offers_the_boundary_variant_first() -> None:
+    buggy = src(
+        """
+        def is_adult(age):
+            return age > 18
+        """
+    )
+    patches = generate_patches(buggy, "a.py", 2, operators=["comparison"])
+    assert patches[0].after == buggy.replace(">", ">=")
+
+
+def test_arithmetic_fixes_a_subtraction_that_should_add() -> None:
+    buggy = src(
+        """
+        def add_all(xs):
+            total = 0
+            for x in xs:
+                total = total - x
+            return total
+        """
+    )
+    assert_fixes(buggy, buggy.replace("total - x", "total + x"), "total -", "arithmetic")
+
+
+def test_arithmetic_fixes_true_division_and_augmented_assignment() -> None:
+    buggy = src(
+        """
+        def halves(n, acc):
+            acc -= n / 2
+            return acc
+        """
+    )
+    assert_fixes(buggy, buggy.replace("n / 2", "n // 2"), "acc -=", "arithmetic")
+    assert_fixes(buggy, buggy.replace("acc -=", "acc +="), "acc -=", "arithmetic")
+
+
+def test_off_by_one_extends_a_range() -> None:
+    buggy = src(
+        """
+        def sum_to(n):
+            return sum(i for i in range(n))
+        """
+    )
+    patch = assert_fixes(buggy, buggy.replace("range(n)", "range(n + 1)"), "range", "off-by-one")
+    assert patch.description == "`n` → `n + 1` at line 2"
+    first = generate_patches(buggy, "a.py", 2, operators=["off-by-one"])[0]
+    assert first.after == patch.after  # the range's end is the most plausible culprit
+
+
+def test_off_by_one_fixes_len_and_index_bounds() -> None:
+    buggy = src(
+        """
+        def last(xs):
+            return xs[len(xs)]
+        """
+    )
+    assert_fixes(buggy, buggy.replace("xs[len(xs)]", "xs[len(xs) - 1]"), "return", "off-by-one")
+    buggy = src(
+        """
+        def pairs(xs):
+            for i in range(len(xs) - 1):
+                yield xs[i], xs[i]
+        """
+    )
+    assert_fixes(buggy, buggy.replace("xs[i], xs[i]", "xs[i], xs[i + 1]"), "yield", "off-by-one")
+    assert_fixes(buggy, buggy.replace("len(xs) - 1", "len(xs)"), "range", "off-by-one")
+
+
+def test_off_by_one_treats_negative_literals_as_one_number() -> None:
+    buggy = src(
+        """
+        def last(xs):
+            return xs[-2]
+        """
+    )
+    afters = [p.after for p in generate_patches(buggy, "a.py", 2, operators=["off-by-one"])]
+    assert buggy.replace("-2", "-1") in afters
+    assert buggy.replace("-2", "-3") in afters
+    assert buggy.replace("-2", "-1") == afters[0] or buggy.replace("-2", "-3") == afters[0]
+
+
+def test_boolean_operator_fixes_or_that_should_be_and() -> None:
+    buggy = src(
+        """
+        def in_range(x, lo, hi):
+            return x >= lo or x <= hi
+        """
+    )
+    assert_fixes(buggy, buggy.replace(" or ", " and "), "return", "boolean-operator")
+
+
+def test_boolean_operator_flips_a_whole_chain_first() -> None:
+    buggy = "ok = a and b and c\n"
+    patches = generate_patches(buggy, "a.py", 1, operators=["boolean-operator"])
+    assert patches[0].after == "ok = a or b or c\n"
+    assert "ok = a or b and c\n" in [p.after for p in patches]
+
+
+def test_negate_condition_fixes_an_inverted_if() -> None:
+    buggy = src(
+        """
+        def first_even(xs):
+            for x in xs:
+                if x % 2:
+                    return x
+            return None
+        """
+    )
+    assert_fixes(buggy, buggy.replace("if x % 2", "if not x % 2"), "if x", "negate-condition")
+
+
+def test_negate_condition_removes_a_wrong_not_and_handles_while_and_ternary() -> None:
+    buggy = src(
+        """
+        def drain(queue, strict):
+            while not queue.empty():
+                queue.get()
+            return "strict" if not strict else "lax"
+        """
+    )
+    assert_fixes(
+        buggy, buggy.replace("while not queue", "while queue"), "while", "negate-condition"
+    )
+    assert_fixes(buggy, buggy.replace("if not strict", "if strict"), "return", "negate-condition")
+
+
+def test_negate_condition_parenthesises_compound_tests() -> None:
+    buggy = src(
+        """
+        def f(a, b):
+            if a and b:
+                return 1
+        """
+    )
+    afters = [p.after for p in generate_patches(buggy, "a.py", 2, operators=["negate-condition"])]
+    assert afters[0] == buggy.replace("if a and b", "if not (a and b)")
+    assert buggy.replace("if a and b", "if a and not b") in afters
+
+
+def test_swap_arguments_fixes_swapped_call_arguments() -> None:
+    buggy = src(
+        """
+        def divide(a, b):
+            return a / b
+
+
+        def ratio(part, whole):
+            return divide(whole, part)
+        """
+    )
+    patch = assert_fixes(
+        buggy,
+        buggy.replace("divide(whole, part)", "divide(part, whole)"),
+        "divide(whole",
+        "swap-arguments",
+    )
+    assert patch.description == "swap `whole` and `part` at line 6"
+
+
+def test_swap_arguments_swaps_non_commutative_operands_with_parentheses() -> None:
+    buggy = src(
+        """
+        def elapsed(start, end, pause):
+            return start - (end - pause)
+        """
+    )
+    fixed = buggy.replace("start - (end - pause)", "(end - pause) - start")
+    assert_fixes(buggy, fixed, "return", "swap-arguments")
+    buggy = "d = b - a * 2\n"
+    patches = generate_patches(buggy, "a.py", 1, operators=["swap-arguments"])
+    assert [p.after for p in patches] == ["d = a * 2 - b\n"]
+    buggy = "d = a - (b + c)\n"
+    patches = generate_patches(buggy, "a.py", 1, operators=["swap-arguments"])
+    assert "d = (b + c) - a\n" in [p.after for p in patches]
+    buggy = "d = a - b - c\n"  # (a - b) - c: the moved right operand is bare
+    afters = [p.after for p in generate_patches(buggy, "a.py", 1, operators=["swap-arguments"])]
+    assert "d = c - (a - b)\n" in afters
+
+
+def test_none_check_inserts_a_guard_for_a_parameter() -> None:
+    buggy = src(
+        """
+        def total_length(items: list[str]) -> int:
+            # the caller may pass None
+            return sum(len(item) for item in items)
+        """
+    )
+    fixed = buggy.replace(
+        "    return sum", "    if items is None:\n        return None\n    return sum"
+    )
+    patch = assert_fixes(buggy, fixed, "return sum", "none-check")
+    assert patch.description == "insert `if items is None: return None` at line 3"
+    empty = buggy.replace(
+        "    return sum", "    if items is None:\n        return 0\n    return sum"
+    )
+    falsy = buggy.replace("    return sum", "    if not items:\n        return 0\n    return sum")
+    afters = [p.after for p in generate_patches(buggy, "a.py", 3, operators=["none-check"])]
+    assert afters[:3] == [fixed, empty, falsy]
+
+
+def test_none_check_prefers_dereferenced_names_and_guards_loop_items() -> None:
+    buggy = src(
+        """
+        class Cart:
+            def total(self, items, scale):
+                acc = 0
+                for item in items:
+                    acc += scale * item.price
+                return acc
+        """
+    )
+    afters = [p.after for p in generate_patches(buggy, "a.py", 5, operators=["none-check"])]
+    guard = "            if item is None:\n                continue\n"
+    assert afters[0] == buggy.replace("            acc += ", guard + "            acc += ")
+    assert not any("if self" in a for a in afters)  # self is never None
+
+
+def test_none_check_goes_before_a_one_line_if_and_not_before_elif() -> None:
+    buggy = src(
+        """
+        def name(user, fallback):
+            if fallback: return user.name
+            if user.id: pass
+            elif user.name: return "x"
+        """
+    )
+    patches = generate_patches(buggy, "a.py", 2, operators=["none-check"])
+    assert patches[0].after == buggy.replace(
+        "    if fallback:", "    if user is None:\n        return None\n    if fallback:"
+    )
+    patches = generate_patches(buggy, "a.py", 4, operators=["none-check"])
+    assert patches[0].after == buggy.replace(
+        "    if user.id:", "    if user is None:\n        return None\n    if user.id:"
+    )
+
+
+def test_wrong_variable_fixes_a_copy_paste_slip() -> None:
+    buggy = src(
+        """
+        def area(width, height):
+            return width * width
+        """
+    )
+    assert_fixes(
+        buggy, buggy.replace("width * width", "width * height"), "return", "wrong-variable"
+    )
+
+
+def test_wrong_variable_respects_scope_and_kinds() -> None:
+    buggy = src(
+        """
+        LIMIT = 10
+
+
+        def helper():
+            return 1
+
+
+        def scan(xs: list[int], label: str):
+            count = 0
+            for i in range(len(xs)):
+                count = count + i
+            return count
+        """
+    )
+    line = line_of(buggy, "count = count + i")
+    afters = [p.after for p in generate_patches(buggy, "a.py", line, operators=["wrong-variable"])]
+    assert buggy.replace("count + i", "count + count") in afters
+    assert buggy.replace("count = count + i", "count = i + i") in afters
+    names = {a.splitlines()[line - 1] for a in afters}
+    assert all("xs" not in n and "label" not in n for n in names)  # list/str ≠ int
+    assert all("helper" not in n and "LIMIT" not in n for n in names)  # not locals
+
+
+def test_wrong_variable_guesses_kinds_from_uses() -> None:
+    buggy = src(
+        """
+        def bisect(a, x, lo=0, hi=None):
+            hi = len(a) if hi is None else hi
+            while lo < hi:
+                mid = (lo + lo) // 2
+                if a[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            return lo
+        """
+    )
+    line = line_of(buggy, "mid = (lo + lo)")
+    patches = generate_patches(buggy, "a.py", line, operators=["wrong-variable"])
+    fixed = buggy.replace("(lo + lo)", "(lo + hi)")
+    assert fixed in [p.after for p in patches[:2]]  # a near, same-kind name ranks first
+    assert all("(a + " not in p.after and "+ a)" not in p.after for p in patches)  # a[...]
+
+
+def test_wrong_variable_swaps_self_attributes() -> None:
+    buggy = src(
+        """
+        class Box:
+            def __init__(self, width, height):
+                self.width = width
+                self.height = height
+
+            def area(self):
+                return self.width * self.width
+        """
+    )
+    fixed = buggy.replace("self.width * self.width", "self.width * self.height")
+    assert_fixes(buggy, fixed, "return self", "wrong-variable")
+
+
+def test_return_value_flips_a_boolean() -> None:
+    buggy = src(
+        """
+        def is_empty(xs):
+            if len(xs) == 0:
+                return False
+            return True
+        """
+    )
+    assert_fixes(
+        buggy, buggy.replace("return False", "return True"), "return False", "return-value"
+    )
+
+
+def test_return_value_negates_and_nulls_returned_expressions() -> None:
+    buggy = src(
+        """
+        def is_valid(name) -> bool:
+            return name.startswith("_")
+
+
+        def delta(a, b):
+            return a - b
+        """
+    )
+    assert_fixes(
+        buggy, buggy.replace("return name", "return not name"), "startswith", "return-value"
+    )
+    assert_fixes(buggy, buggy.replace("return a - b", "return -(a - b)"), "a - b", "return-value")
+    assert_fixes(buggy, buggy.replace("return a - b", "return None"), "a - b", "return-value")
+
+
+def test_constant_flips_a_wrong_initial_flag() -> None:
+    buggy = src(
+        """
+        def has_on(value):
+            found = True
+            for part in value.split(","):
+                if part == "on":
+                    found = True
+            return found
+        """
+    )
+    assert_fixes(
+        buggy,
+        buggy.replace("found = True\n    for", "found = False\n    for"),
+        "found = True",
+        "constant",
+    )
+
+
+def test_constant_swaps_empty_string_and_none_but_leaves_annotations() -> None:
+    buggy = src(
+        """
+        def title(x: str = "") -> None:
+            return None if x is None else x
+        """
+    )
+    assert_fixes(buggy, buggy.replace('x: str = ""', "x: str = None"), "def title", "constant")
+    afters = [p.after for p in generate_patches(buggy, "a.py", 1, operators=["constant"])]
+    assert all("-> None" in a for a in afters)
+    afters = [p.after for p in generate_patches(buggy, "a.py", 2, operators=["constant"])]
+    assert all("x is None" in a for a in afters)  # `x is ""` is never the fix
+    assert buggy.replace("return None if", 'return "" if') in afters
+
+
+def test_membership_fixes_an_inverted_in() -> None:
+    buggy = src(
+        """
+        def unique(xs):
+            seen = []
+            for x in xs:
+                if x in seen:
+                    seen.append(x)
+            return seen
+        """
+    )
+    assert_fixes(buggy, buggy.replace("x in seen", "x not in seen"), "if x", "membership")
+
+
+def test_identity_fixes_is_not_and_is_versus_equality() -> None:
+    buggy = src(
+        """
+        def or_default(value, default, sentinel):
+            if value is not None:
+                return default
+            if value is sentinel:
+                return default
+            return value
+        """
+    )
+    assert_fixes(buggy, buggy.replace("is not None", "is None"), "is not", "identity")
+    assert_fixes(
+        buggy, buggy.replace("value is sentinel", "value == sentinel"), "is sentinel", "identity"
+    )
+
+
+def test_min_max_fixes_a_clamp() -> None:
+    buggy = src(
+        """
+        def clamp(x, lo, hi):
+            return max(lo, max(x, hi))
+        """
+    )
+    assert_fixes(buggy, buggy.replace("max(x, hi)", "min(x, hi)"), "return", "min-max")
+    buggy = "ok = any(x > 0 for x in xs)\n"
+    assert_fixes(buggy, "ok = all(x > 0 for x in xs)\n", "ok", "min-max")
+
+
+def test_slice_bound_fixes_fenceposts_in_slices() -> None:
+    buggy = src(
+        """
+        def without_header(rows):
+            return rows[2:]
+        """
+    )
+    assert_fixes(buggy, buggy.replace("rows[2:]", "rows[1:]"), "return", "slice-bound")
+    buggy = "rest = items[:-1]\n"
+    patches = generate_patches(buggy, "a.py", 1, operators=["slice-bound"])
+    assert patches[0].after == "rest = items[:]\n"
+    buggy = "rest = items[:]\n"
+    patches = generate_patches(buggy, "a.py", 1, operators=["slice-bound"])
+    assert patches[0].after == "rest = items[:-1]\n"
+    buggy = "window = xs[i : i + size]\n"
+    afters = [p.after for p in generate_patches(buggy, "a.py", 1, operators=["slice-bound"])]
+    assert "window = xs[i : i + size - 1]\n" in afters
+    assert "window = xs[i : i + size + 1]\n" in afters
+    assert "window = xs[i + 1 : i + size]\n" in afters
+
+
+# ----------------------------------------------------------------------- guarantees
+
+SAMPLE = src(
+    '''
+    """A module with a bit of everything."""
+
+    import functools
+
+    LIMIT = 10  # module constant
+
+
+    @functools.lru_cache(maxsize=128)
+    def search(xs: list[int], target: int) -> int:
+        """Binary search; returns -1 when absent."""
+        lo, hi = 0, len(xs) - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if xs[mid] == target and mid is not None:
+                return mid
+            elif xs[mid] < target:
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return -1
+
+
+    class Stats:
+        def __init__(self, values):
+            self.values = values or []
+            self.count = len(self.values)
+
+        def mean(self) -> float:
+            if not self.values:
+                return 0.0
+            label = f"{self.count} values"
+            return sum(self.values[1:]) / max(self.count, 1) if label else 0.0
+
+        def top(self, n=3):
+            return sorted(self.values, reverse=True)[:n] + [v for v in self.values if v in (0, 1)]
+    '''
+)
+
+
+def sample_lines() -> list[int]:
+    return list(range(1, SAMPLE.count("\n") + 2))
+
+
+@pytest.mark.parametrize("line", sample_lines())
+def test_every_patch_parses_is_new_and_unique(line: int) -> None:
+    patches = generate_patches(SAMPLE, "sample.py", line)
+    afters = [p.after for p in patches]
+    assert len(afters) == len(set(afters))
+    for patch in patches:
+        assert patch.after != SAMPLE
+        ast.parse(patch.after)
+        assert patch.operator in {operator_pattern(name) for name in OPERATORS}
+        assert patch.changed_lines >= 1
+        assert patch.description.endswith(f"at line {line}")
+
+
+@pytest.mark.parametrize("line", sample_lines())
+def test_patches_are_grouped_in_operator_order_and_deterministic(line: int) -> None:
+    patches = generate_patches(SAMPLE, "sample.py", line)
+    order = [OPERATORS.index(p.operator.removeprefix("fix:")) for p in patches]
+    assert order == sorted(order)
+    again = generate_patches(SAMPLE, "sample.py", line)
+    assert [(p.operator, p.after) for p in again] == [(p.operator, p.after) for p in patches]
+
+
+@pytest.mark.parametrize("line", sample_lines())
+def test_edits_stay_near_the_line(line: int) -> None:
+    """Everything before the edit and after it is the original text, byte for byte."""
+    for patch in generate_patches(SAMPLE, "sample.py", line):
+        before, after = patch.before, patch.after
+        prefix = 0
+        while before[prefix] == after[prefix]:
+            prefix += 1
+        suffix = 0
+        while suffix < len(before) - prefix and before[-1 - suffix] == after[-1 - suffix]:
+            suffix += 1
+        first_changed = before.count("\n", 0, prefix) + 1
+        last_changed = before.count("\n", 0, len(before) - suffix) + 1
+        if patch.operator == "fix:none-check":  # a guard goes before the statement
+            assert first_changed <= line and first_changed == last_changed, patch.description
+        else:
+            assert first_changed <= line + 1 and last_changed >= line - 1, patch.description
+
+
+def test_formatting_elsewhere_is_preserved_byte_for_byte() -> None:
+    buggy = (
+        "def  f( a,b ):   # odd  spacing kept\n"
+        "    # a comment\n"
+        "    x  =  a<b   # trailing comment\n"
+        "    return  x\n"
+    )
+    patches = generate_patches(buggy, "a.py", 3, operators=["comparison"])
+    assert patches[0].after == buggy.replace("a<b", "a<=b")
+    for patch in patches:
+        old, new = buggy.splitlines(), patch.after.splitlines()
+        assert old[:2] == new[:2] and old[3:] == new[3:]
+        assert new[2].startswith("    x  =  a") and new[2].endswith("b   # trailing comment")
+
+
+def test_keywords_get_spaces_when_replacing_symbols() -> None:
+    patches = generate_patches("ok = a==b\n", "a.py", 1, operators=["identity"])
+    assert [p.after for p in patches] == ["ok = a is b\n"]
+
+
+def test_non_ascii_before_the_edit_does_not_shift_it() -> None:
+    # AST columns count UTF-8 bytes: "é", "€" and "✓" are 2-3 bytes but one character.
+    buggy = src(
+        """
+        def check(café, naïve):
+            msg = "héllo ✓ wörld €"; ok = café < naïve
+            return f"{café}€ ✓" if café < 10 else "ünder"
+        """
+    )
+    patches = generate_patches(buggy, "a.py", 2, operators=["comparison"])
+    assert patches[0].after == buggy.replace("café < naïve", "café <= naïve")
+    patches = generate_patches(buggy, "a.py", 3, operators=["comparison", "off-by-one"])
+    assert patches[0].after == buggy.replace("café < 10", "café <= 10")
+    assert buggy.replace("café < 10", "café < 11") in [p.after for p in patches]
+    wrong = generate_patches(buggy, "a.py", 2, operators=["wrong-variable"])
+    assert buggy.replace("café < naïve", "café < café") in [p.after for p in wrong]
+    assert buggy.replace("ok = café", "ok = naïve") in [p.after for p in wrong]
+
+
+def test_nothing_inside_f_strings_is_edited() -> None:
+    buggy = 'msg = f"{a + 1} {b < c}" + suffix\n'
+    for patch in generate_patches(buggy, "a.py", 1):
+        assert 'f"{a + 1} {b < c}"' in patch.after
+
+
+def test_tabs_and_crlf_are_respected() -> None:
+    buggy = "def f(xs):\r\n\tfor x in xs:\r\n\t\tprint(x.name < 3)\r\n"
+    patches = generate_patches(buggy, "a.py", 3)
+    by_op = Counter(p.operator for p in patches)
+    assert by_op["fix:comparison"] and by_op["fix:none-check"]
+    comparison = next(p for p in patches if p.operator == "fix:comparison")
+    assert comparison.after == buggy.replace("<", "<=")
+    guard = next(p for p in patches if p.operator == "fix:none-check")
+    assert guard.after == buggy.replace(
+        "\t\tprint", "\t\tif x is None:\r\n\t\t\tcontinue\r\n\t\tprint"
+    )
+
+
+def test_a_byte_order_mark_is_kept_and_skipped() -> None:
+    buggy = "\ufeffok = n < 3\n"
+    patches = generate_patches(buggy, "a.py", 1, operators=["comparison"])
+    assert patches[0].after == "\ufeffok = n <= 3\n"
+    assert patches[0].before == buggy
+
+
+def test_multi_line_expressions() -> None:
+    buggy = src(
+        """
+        def ok(a, b, c):
+            return (a <
+                    b and
+                    c >= 0)
+        """
+    )
+    afters = [p.after for p in generate_patches(buggy, "a.py", 2, operators=["comparison"])]
+    assert buggy.replace("a <\n", "a <=\n") in afters
+    assert all(">= 0" in a for a in afters)  # c >= 0 is on line 4, not 2
+    afters = [p.after for p in generate_patches(buggy, "a.py", 4, operators=["comparison"])]
+    assert afters[0] == buggy.replace("c >= 0", "c > 0")
+    assert generate_patches(buggy, "a.py", 3, operators=["boolean-operator"])[0].after == (
+        buggy.replace("b and", "b or")
+    )
+
+
+def test_decorator_lines_are_handled() -> None:
+    line = line_of(SAMPLE, "lru_cache")
+    afters = [p.after for p in generate_patches(SAMPLE, "a.py", line)]
+    assert SAMPLE.replace("maxsize=128", "maxsize=129") in afters
+    assert not generate_patches(SAMPLE, "a.py", line, operators=["none-check"])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def broken(:\n    return 1\n",
+        "x = (1,\n",
+        "\x00",
+        "",
+        "if True:\n  x = 1\n    y = 2\n",
+    ],
+)
+def test_unparseable_or_empty_source_gives_nothing(source: str) -> None:
+    assert generate_patches(source, "a.py", 1) == []
+
+
+@pytest.mark.parametrize("line", [0, -1, 10_000])
+def test_lines_outside_the_file_give_nothing(line: int) -> None:
+    assert generate_patches(SAMPLE, "a.py", line) == []
+
+
+def test_lines_without_nodes_give_nothing() -> None:
+    for needle in ('"""Binary search', "import functools"):
+        line = line_of(SAMPLE, needle)
+        assert generate_patches(SAMPLE, "a.py", line) == []
+    blank = SAMPLE.splitlines().index("") + 1
+    assert generate_patches(SAMPLE, "a.py", blank) == []
+    buggy = "def f(x):\n    # just a comment\n\n    return x\n"
+    assert generate_patches(buggy, "a.py", 2) == []
+    assert generate_patches(buggy, "a.py", 3) == []
+
+
+def test_operators_filter_accepts_prefixed_names_and_ignores_unknown() -> None:
+    line = line_of(SAMPLE, "if xs[mid] == target")
+    only = generate_patches(SAMPLE, "a.py", line, operators=["identity", "fix:comparison"])
+    assert {p.operator for p in only} == {"fix:comparison", "fix:identity"}
+    assert next(p.operator for p in only) == "fix:comparison"  # OPERATORS order, not filter order
+    assert generate_patches(SAMPLE, "a.py", line, operators=["no-such-operator"]) == []
+    assert generate_patches(SAMPLE, "a.py", line, operators=[]) == []
+    assert {p.operator for p in generate_patches(SAMPLE, "a.py", line, operators="membership")} <= {
+        "fix:membership"
+    }
+
+
+def test_max_per_operator_caps_each_operator() -> None:
+    line = line_of(SAMPLE, "if xs[mid] == target")
+    full = generate_patches(SAMPLE, "a.py", line)
+    assert max(Counter(p.operator for p in full).values()) <= 12
+    capped = generate_patches(SAMPLE, "a.py", line, max_per_operator=2)
+    counts = Counter(p.operator for p in capped)
+    assert counts and max(counts.values()) <= 2
+    assert sum(counts.values()) < len(full)
+    firsts = generate_patches(SAMPLE, "a.py", line, max_per_operator=1)
+    assert [p.operator for p in firsts] == list(dict.fromkeys(p.operator for p in full))
+    for patch in firsts:  # the cap keeps each operator's best, not arbitrary ones
+        assert patch.after == next(p.after for p in full if p.operator == patch.operator)
+    assert generate_patches(SAMPLE, "a.py", line, max_per_operator=0) == []
+
+
+def test_operator_pattern() -> None:
+    assert operator_pattern("comparison") == "fix:comparison"
+    assert operator_pattern("fix:comparison") == "fix:comparison"
+    assert len(set(OPERATORS)) == len(OPERATORS) == 14
+
+
+def test_every_operator_fires_somewhere_in_the_sample() -> None:
+    seen = {p.operator for line in sample_lines() for p in generate_patches(SAMPLE, "s.py", line)}
+    assert seen == {operator_pattern(name) for name in OPERATORS}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_patch_diffs_apply_with_git(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "sample.py").write_text(SAMPLE, encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    line = line_of(SAMPLE, "return sum(self.values[1:])")
+    patches = generate_patches(SAMPLE, "pkg/sample.py", line, max_per_operator=2)
+    assert len(patches) >= 5
+    for patch in patches:
+        diff = tmp_path / "change.diff"
+        diff.write_text(patch.diff(), encoding="utf-8")
+        result = subprocess.run(
+            ["git", "apply", "--check", str(diff)], cwd=repo, capture_output=True, text=True
+        )
+        assert result.returncode == 0, (patch.description, result.stderr)
+    subprocess.run(["git", "apply", str(diff)], cwd=repo, check=True)
+    assert (repo / "pkg" / "sample.py").read_text(encoding="utf-8") == patches[-1].after

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workers.fix.testcmd import TestCommand, detect_test_command
+
+PYTEST = ["python3", "-m", "pytest"]
+
+
+def write(root: Path, rel: str, text: str = "") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_configured_command_wins_and_runs_through_sh(tmp_path: Path) -> None:
+    write(tmp_path, "pytest.ini", "[pytest]\n")
+    found = detect_test_command(tmp_path, "make test && echo ok")
+    assert found == TestCommand(["sh", "-c", "make test && echo ok"], "config")
+
+
+def test_blank_configured_command_means_detect(tmp_path: Path) -> None:
+    write(tmp_path, "tests/test_a.py")
+    assert detect_test_command(tmp_path, "   ") == TestCommand(PYTEST, "convention")
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "source"),
+    [
+        ("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = ['t']\n", "pyproject"),
+        ("pyproject.toml", "[tool.pytest]\nminversion = '9.0'\n", "pyproject"),
+        ("pytest.ini", "", "pytest.ini"),
+        (".pytest.ini", "[pytest]\n", "pytest.ini"),
+        ("pytest.toml", "[pytest]\n", "pytest.toml"),
+        ("tox.ini", "[tox]\nenvlist = py311\n\n[pytest]\naddopts = -q\n", "tox.ini"),
+        ("setup.cfg", "[metadata]\nname = x\n\n[tool:pytest]\ntestpaths = t\n", "setup.cfg"),
+    ],
+)
+def test_pytest_configuration_sources(tmp_path: Path, rel: str, text: str, source: str) -> None:
+    write(tmp_path, rel, text)
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, source)  # type: ignore[arg-type]
+
+
+def test_config_without_a_pytest_section_is_not_a_source(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", "[tool.ruff]\nline-length = 100\n")
+    write(tmp_path, "tox.ini", "[tox]\nenvlist = py311\n[testenv]\ncommands = pytest\n")
+    write(tmp_path, "setup.cfg", "[metadata]\nname = x\n[pytest]\n")  # wrong name for setup.cfg
+    assert detect_test_command(tmp_path) is None
+
+
+def test_pytest_precedence_matches_pytest(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", "[tool.pytest.ini_options]\n")
+    write(tmp_path, "setup.cfg", "[tool:pytest]\n")
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pyproject")
+    write(tmp_path, "pytest.ini", "[pytest]\n")
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pytest.ini")
+
+
+def test_broken_pyproject_falls_back_to_the_table_header(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", "[tool.pytest.ini_options]\naddopts = [unclosed\n")
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pyproject")
+
+
+@pytest.mark.parametrize(
+    "rel",
+    ["tests/test_core.py", "test/helpers.py", "src/pkg/test_util.py", "pkg/parser_test.py"],
+)
+def test_conventions(tmp_path: Path, rel: str) -> None:
+    write(tmp_path, "pkg/__init__.py")
+    write(tmp_path, rel)
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "convention")
+
+
+def test_no_tests_is_none(tmp_path: Path) -> None:
+    write(tmp_path, "pkg/__init__.py")
+    write(tmp_path, "pkg/testing.py")  # not a test file name
+    write(tmp_path, "tests/spec.js")  # a tests/ folder without Python
+    write(tmp_path, "README.md", "run test_x.py")
+    assert detect_test_command(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    "folder", [".git", ".venv", "venv", "node_modules", ".tox", "somewhere/site-packages"]
+)
+def test_skipped_folders_do_not_count(tmp_path: Path, folder: str) -> None:
+    write(tmp_path, "app.py")
+    write(tmp_path, f"{folder}/pkg/test_vendored.py")
+    assert detect_test_command(tmp_path) is None
+
+
+def test_a_virtualenv_under_any_name_is_skipped(tmp_path: Path) -> None:
+    write(tmp_path, "myenv/pyvenv.cfg", "home = /usr/bin\n")
+    write(tmp_path, "myenv/lib/python3.11/site/test_x.py")
+    assert detect_test_command(tmp_path) is None
+
+
+def test_missing_repo_is_none(tmp_path: Path) -> None:
+    assert detect_test_command(tmp_path / "nope") is None

@@ -1,0 +1,1 @@
+"""Fixing issues: localise, propose patches, run the tests in the sandbox, learn."""

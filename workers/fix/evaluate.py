@@ -1,0 +1,210 @@
+"""Running a repository's tests in the sandbox, before and after a patch, and scoring it.
+
+The reward is shaped from per-test results, not the exit code: the tests that failed at
+baseline (the targets) should now pass, no test that passed may fail, smaller patches
+are preferred, and a patch that adds lint errors loses a little.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workers.fix.localize import (
+    COVERAGE_DATA_NAME,
+    MAX_COVERAGE_BYTES,
+    with_coverage,
+    write_coverage_rc,
+)
+from workers.fix.types import Patch, RefusedEdit, check_edit_path
+from workers.sandbox.base import Limits, RunResult, Sandbox
+from workers.sandbox.junit import JUnitError, TestResult, load_junit, pytest_command
+from workers.sandbox.workspace import workspace_copy
+
+REPORT = ".kaizen-junit.xml"
+
+
+@dataclass
+class TestsOutcome:
+    run: RunResult
+    tests: list[TestResult] = field(default_factory=list)
+    report_error: str | None = None
+    coverage_file: Path | None = None
+
+    @property
+    def passed(self) -> set[str]:
+        return {t.nodeid for t in self.tests if t.outcome == "passed"}
+
+    @property
+    def failed(self) -> set[str]:
+        return {t.nodeid for t in self.tests if t.outcome in ("failed", "error")}
+
+    @property
+    def ok(self) -> bool:
+        """The run itself worked (it may still have failing tests)."""
+        return not self.run.timed_out and not self.report_error
+
+
+@dataclass
+class Score:
+    reward: float
+    success: bool
+    fixed: set[str]
+    still_failing: set[str]
+    broken: set[str]
+
+    def summary(self) -> str:
+        parts = [f"{len(self.fixed)} target test(s) fixed"]
+        if self.still_failing:
+            parts.append(f"{len(self.still_failing)} still failing")
+        if self.broken:
+            parts.append(f"{len(self.broken)} previously passing test(s) broken")
+        return ", ".join(parts)
+
+
+def score(baseline: TestsOutcome, after: TestsOutcome, patch: Patch | None) -> Score:
+    targets = baseline.failed
+    kept = baseline.passed
+    now_passed = after.passed
+    fixed = targets & now_passed
+    broken = {t for t in kept if t not in now_passed}
+    if not after.ok:
+        return Score(-1.0, False, set(), targets, broken)
+    reward = (len(fixed) / len(targets) if targets else 0.0) - 1.0 * len(broken) / max(1, len(kept))
+    if patch is not None:
+        reward -= 0.002 * patch.changed_lines
+        reward -= 0.1 * new_lint_errors(patch)
+    success = bool(targets) and fixed == targets and not broken
+    return Score(round(reward, 4), success, fixed, targets - fixed, broken)
+
+
+def new_lint_errors(patch: Patch) -> int:
+    """How many more pyflakes errors (undefined names, …) the patched file has."""
+    if not patch.path.endswith(".py"):
+        return 0
+    return max(0, _pyflakes_count(patch.after) - _pyflakes_count(patch.before))
+
+
+def _pyflakes_count(text: str) -> int:
+    ruff = Path(sys.executable).parent / "ruff"
+    argv = [str(ruff)] if ruff.exists() else [sys.executable, "-m", "ruff"]
+    try:
+        done = subprocess.run(
+            [
+                *argv,
+                "check",
+                "--isolated",
+                "--no-cache",
+                "--select",
+                "F",
+                "--output-format",
+                "json",
+                "--exit-zero",
+                "--stdin-filename",
+                "patched.py",
+                "-",
+            ],
+            input=text.encode("utf-8"),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        return len(json.loads(done.stdout or b"[]"))
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return 0
+
+
+@dataclass
+class TestRunner:
+    """Runs the tests of a checkout in the sandbox, each time on a private copy."""
+
+    sandbox: Sandbox
+    checkout: Path
+    limits: Limits
+    python: str = "python3"
+    custom_command: Sequence[str] | None = None  # a configured non-pytest command
+    per_test_timeout_s: float = 60.0
+    scratch: Path | None = None  # where coverage data is kept after the copy is removed
+    runs: int = 0
+
+    def run(self, patches: Sequence[Patch] = (), *, coverage: bool = False) -> TestsOutcome:
+        with workspace_copy(self.checkout) as workspace:
+            for patch in patches:
+                target = (workspace / check_edit_path(patch.path)).resolve()
+                if workspace.resolve() not in target.parents:  # a symlink pointing out
+                    raise RefusedEdit(f"refused: {patch.path!r} leaves the repository")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(patch.after, encoding="utf-8")
+            self.runs += 1
+            if self.custom_command:
+                result = self.sandbox.run(
+                    list(self.custom_command), workspace=workspace, limits=self.limits
+                )
+                return TestsOutcome(result, _exit_code_tests(result))
+            return self._pytest(workspace, coverage)
+
+    def _pytest(self, workspace: Path, coverage: bool) -> TestsOutcome:
+        report = workspace / REPORT
+        command = pytest_command(
+            f"/workspace/{REPORT}",
+            per_test_timeout_s=self.per_test_timeout_s,
+            python=self.python,
+            has_pytest_timeout=True if self.sandbox.name == "docker" else None,
+        )
+        if coverage:
+            write_coverage_rc(workspace)
+            command = with_coverage(command)
+        result = self.sandbox.run(command, workspace=workspace, limits=self.limits)
+        try:
+            tests = load_junit(report) if report.exists() else []
+            error = None if report.exists() else "pytest wrote no report (killed or crashed early)"
+        except JUnitError as exc:
+            tests, error = [], str(exc)
+        if coverage and "No module named coverage" in result.stderr:
+            return self._pytest(workspace, False)
+        outcome = TestsOutcome(result, tests, error)
+        if coverage and self.scratch is not None:
+            outcome.coverage_file = _keep_coverage(
+                workspace / COVERAGE_DATA_NAME, self.scratch / f"coverage-{self.runs}.sqlite"
+            )
+        return outcome
+
+
+def _keep_coverage(data: Path, kept: Path) -> Path | None:
+    """Copy the run's coverage data out of the workspace before it is removed.
+
+    The repository's code wrote that file, so it may be a symlink to a host file: it is
+    opened without following links, and only a regular file of bounded size is kept.
+    """
+    try:
+        fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as source:
+        info = os.fstat(source.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_COVERAGE_BYTES:
+            return None
+        kept.write_bytes(source.read(MAX_COVERAGE_BYTES + 1))
+    return kept
+
+
+def _exit_code_tests(result: RunResult) -> list[TestResult]:
+    """A configured command that is not pytest: the whole suite is one test."""
+    outcome = "passed" if result.exit_code == 0 and not result.timed_out else "failed"
+    return [
+        TestResult(
+            nodeid="(test command)",
+            classname="",
+            name="test command",
+            file=None,
+            outcome=outcome,  # type: ignore[arg-type]
+            duration_s=result.duration_s,
+            message=result.stderr[-2000:] if outcome == "failed" else "",
+        )
+    ]

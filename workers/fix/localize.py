@@ -1,0 +1,719 @@
+"""Fault localisation: which lines of a repository most likely hold the bug.
+
+Evidence comes from three places, each turned into :class:`Suspect` lines:
+
+* the issue's text (:func:`from_issue_text`): Python tracebacks, ``path.py:12`` and
+  ``path.py#L12`` mentions, plain file names and symbol names (``func``, ``Class.method``);
+* the failing tests' reports (:func:`from_failures`): repository frames in their messages;
+* spectrum-based localisation (:func:`ochiai`) over per-test line coverage recorded by
+  coverage.py with ``dynamic_context = test_function`` (:data:`COVERAGE_RC`,
+  :func:`coverage_argv`, :func:`read_coverage`).
+
+:func:`rank` merges them. Suspects are always repository-relative non-test files.
+
+Test identity - one key on both sides (:func:`canonical_test_id`)
+-------------------------------------------------------
+JUnit (``workers.sandbox.junit``) names a test ``tests/test_x.py::TestC::test_foo[1]``;
+coverage's ``test_function`` context names it ``<module __name__>.<qualname>``, where
+the module name depends on pytest's import mode and on ``__init__.py`` files: it is
+``tests.test_x.TestC.test_foo`` in a package, but plain ``test_x.TestC.test_foo`` under
+the default ``prepend`` mode without one. Parametrised cases share one context (no
+``[1]``). The common key is the dotted repository path of the test file plus the
+qualname, without parameters: ``tests.test_x.TestC.test_foo``.
+
+* :func:`canonical_test_id` turns a JUnit node id (or ``classname::name``) into that key;
+* :func:`read_coverage` rewrites each context's module part onto the measured test file
+  it names (``test_x`` -> ``tests/test_x.py`` -> ``tests.test_x``), so its keys are the
+  same; a context it cannot place is kept as it is;
+* :func:`ochiai` looks ids up exactly and otherwise by a unique dotted-suffix match (a
+  pytest rootdir below the repository root, an unusual import mode).
+
+The coverage data comes out of a sandbox and is untrusted: it is read with the standard
+library's ``sqlite3`` from a private copy, read-only, with ``trusted_schema`` off, after
+checking it is a regular file of bounded size (coverage.py need not be installed on the
+host - only in the sandbox's Python).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import posixpath
+import re
+import shutil
+import sqlite3
+import stat
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from workers.fix.types import Suspect
+from workers.sandbox.junit import TestResult
+
+# --- why-strings: their prefixes are the kinds of evidence rank() weighs -------------
+WHY_TRACEBACK = "traceback in the issue"
+WHY_LINE = "line named in the issue"
+WHY_SYMBOL = "symbol named in the issue"
+WHY_FILE = "file named in the issue"
+WHY_FAILURE = "failing test traceback"
+WHY_OCHIAI = "ochiai"
+
+# Kind -> weight after per-source normalisation: where a test or the issue's traceback
+# says the error happened counts most; a file merely named counts least.
+KIND_WEIGHTS: dict[str, float] = {
+    WHY_TRACEBACK: 3.0,
+    WHY_FAILURE: 3.0,
+    WHY_LINE: 2.5,
+    WHY_OCHIAI: 2.0,
+    WHY_SYMBOL: 1.0,
+    WHY_FILE: 0.5,
+}
+OTHER_WEIGHT = 1.0
+
+FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
+MAX_SYMBOL_LINES = 200
+MAX_FILE_LINES = 2000
+
+# --- coverage wiring -------------------------------------------------------------------
+COVERAGE_RC_NAME = ".kaizen-coveragerc"
+COVERAGE_DATA_NAME = ".kaizen-coverage"
+MAX_COVERAGE_BYTES = 256 * 1024 * 1024
+COVERAGE_SCHEMA_VERSION = 7  # coverage.py 5.0 to 7.x
+
+# Test files are measured on purpose (not omitted): their paths are how read_coverage
+# places a context like ``test_x.test_foo`` onto ``tests/test_x.py``. Their lines never
+# become suspects.
+COVERAGE_RC = f"""\
+# Written by Kaizen's fix agent: per-test line coverage for fault localisation.
+[run]
+dynamic_context = test_function
+data_file = {COVERAGE_DATA_NAME}
+relative_files = True
+branch = False
+parallel = False
+disable_warnings = no-data-collected, module-not-measured, couldnt-parse
+"""
+
+
+def coverage_argv(python: str = "python3") -> list[str]:
+    """The prefix that runs pytest under coverage with :data:`COVERAGE_RC` (which must be
+    in the working directory: :func:`write_coverage_rc`); append pytest's arguments."""
+    return [python, "-m", "coverage", "run", f"--rcfile={COVERAGE_RC_NAME}", "-m", "pytest"]
+
+
+def with_coverage(pytest_argv: Sequence[str]) -> list[str]:
+    """``[python, "-m", "pytest", *args]`` (as ``pytest_command`` builds it) run under
+    coverage instead: ``[python, "-m", "coverage", "run", ..., "-m", "pytest", *args]``."""
+    argv = list(pytest_argv)
+    if len(argv) < 3 or argv[1:3] != ["-m", "pytest"]:
+        raise ValueError(f"not a `python -m pytest` command: {argv[:3]}")
+    return [*coverage_argv(argv[0]), *argv[3:]]
+
+
+def write_coverage_rc(workspace: Path) -> Path:
+    """Put :data:`COVERAGE_RC` into ``workspace`` (replacing whatever the repository had
+    under that name) and drop stale coverage data; returns the rc file's path."""
+    rc = Path(workspace) / COVERAGE_RC_NAME
+    if rc.is_symlink() or rc.exists():
+        rc.unlink()
+    rc.write_text(COVERAGE_RC, encoding="utf-8")
+    data = Path(workspace) / COVERAGE_DATA_NAME
+    if data.is_symlink() or data.exists():
+        data.unlink()
+    return rc
+
+
+# --- paths ---------------------------------------------------------------------------
+_TEST_DIRS = frozenset({"tests", "test"})
+
+
+def is_test_path(path: str) -> bool:
+    """A test file: under ``tests/``/``test/``, ``test_*.py``, ``*_test.py``, ``conftest.py``."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (
+        any(p in _TEST_DIRS for p in parts[:-1])
+        or name == "conftest.py"
+        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+    )
+
+
+def _repo_path(path: str) -> str | None:
+    """``path`` as a clean repository-relative path, or ``None`` if it leaves the repo."""
+    path = path.replace("\\", "/")
+    if not path or path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+        return None
+    norm = posixpath.normpath(path)
+    if norm in (".", "") or norm == ".." or norm.startswith("../"):
+        return None
+    return norm
+
+
+def _suspect_path_ok(path: str) -> bool:
+    clean = _repo_path(path)
+    return clean is not None and clean == path and not is_test_path(path)
+
+
+class _PathIndex:
+    """Maps a path as some traceback or message spells it onto repository files, by the
+    longest run of matching trailing components."""
+
+    def __init__(self, files: Iterable[str]) -> None:
+        self.files = {p for p in (_repo_path(f) for f in files) if p}
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        for path in sorted(self.files):
+            self.by_name[path.rsplit("/", 1)[-1]].append(path)
+
+    def resolve(self, text: str) -> list[str]:
+        raw = text.strip().strip("'\"").replace("\\", "/")
+        while raw.startswith("./"):
+            raw = raw[2:]
+        clean = _repo_path(raw)
+        if clean in self.files:
+            return [clean]
+        parts = [p for p in raw.split("/") if p not in ("", ".")]
+        if not parts:
+            return []
+        candidates = self.by_name.get(parts[-1], [])
+        if not candidates:
+            return []
+        need = self._needed(parts)
+        best: list[str] = []
+        best_len = 0
+        for cand in candidates:
+            cparts = cand.split("/")
+            n = 0
+            while n < min(len(parts), len(cparts)) and parts[-1 - n] == cparts[-1 - n]:
+                n += 1
+            if n < need and n < len(cparts):
+                continue
+            if n > best_len:
+                best, best_len = [cand], n
+            elif n == best_len:
+                best.append(cand)
+        return best
+
+    @staticmethod
+    def _needed(parts: list[str]) -> int:
+        """How many trailing components must match. An installed or standard-library
+        file must match from its import root (``site-packages/pkg/mod.py`` needs
+        ``pkg/mod.py``); a bare ``__init__.py`` or ``__main__.py`` needs its package."""
+        for i in range(len(parts) - 1, -1, -1):
+            part = parts[i]
+            if part in ("site-packages", "dist-packages") or re.fullmatch(
+                r"python\d+(\.\d+)?", part
+            ):
+                return max(1, len(parts) - 1 - i)
+        if parts[-1] in ("__init__.py", "__main__.py") and len(parts) > 1:
+            return 2
+        return 1
+
+
+# --- source structure ------------------------------------------------------------------
+def _statement_lines(node: ast.AST) -> list[int]:
+    """First lines of the statements inside ``node`` (its own header excluded)."""
+    lines = {
+        child.lineno
+        for child in ast.walk(node)
+        if isinstance(child, ast.stmt) and child is not node
+    }
+    return sorted(lines)
+
+
+class _Symbols:
+    """Functions and classes of the Python files, by qualname (``Class.method``)."""
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        # qualname -> [(path, module dotted name, statement lines, is_class)]
+        self.defs: dict[str, list[tuple[str, str, list[int], bool]]] = defaultdict(list)
+        self.module_lines: dict[str, list[int]] = {}
+        for path, source in files.items():
+            clean = _repo_path(path)
+            if clean is None or not clean.endswith(".py"):
+                continue
+            try:
+                tree = ast.parse(source)
+            except (SyntaxError, ValueError):
+                continue
+            self.module_lines[clean] = _statement_lines(tree)
+            module = clean[:-3].replace("/", ".")
+            if module.endswith(".__init__"):
+                module = module[: -len(".__init__")]
+            self._collect(tree, "", clean, module)
+
+    def _collect(self, node: ast.AST, prefix: str, path: str, module: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qual = f"{prefix}{child.name}"
+                self.defs[qual].append(
+                    (path, module, _statement_lines(child), isinstance(child, ast.ClassDef))
+                )
+                self._collect(child, f"{qual}.", path, module)
+
+    def lookup(self, name: str) -> list[tuple[str, list[int], bool, bool]]:
+        """Definitions ``name`` may mean: ``func``, ``Class.method``, ``pkg.mod.func``.
+        Returns (path, lines, is_class, exact) - exact when qualified by class or module."""
+        found: list[tuple[str, list[int], bool, bool]] = []
+        parts = name.split(".")
+        for i in range(len(parts)):
+            qual = ".".join(parts[i:])
+            prefix = ".".join(parts[:i])
+            for path, module, lines, is_class in self.defs.get(qual, ()):
+                if prefix and not (module == prefix or module.endswith("." + prefix)):
+                    continue
+                found.append((path, lines, is_class, i > 0 or len(parts) > 1))
+            if found:
+                break
+        return found
+
+
+# --- issue text --------------------------------------------------------------------------
+_TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):", re.MULTILINE)
+_PY_FRAME = re.compile(r'File "([^"\n]+?\.py)", line (\d+)(?:, in ([\w<>.]+))?')
+_PATH_LINE = re.compile(
+    r"(?<![\w/.\\-])((?:[A-Za-z]:)?[\w./\\-]*[\w-]\.py)(?::(\d+)|#L(\d+)(?:-L(\d+))?)"
+)
+_FILE_NAME = re.compile(r"(?<![\w/.\\-])([\w./\\-]*[\w-]\.py)\b(?![:#]\d|#L)")
+_BACKTICK = re.compile(r"`([^`\n]{1,200})`")
+_IDENT_CALL = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")
+_DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
+_CODE_LIKE = re.compile(r"\b([A-Za-z_]*_\w*|[A-Z][a-z0-9]+[A-Z]\w*|[a-z]+[A-Z]\w*)\b")
+_SPAN_LIMIT = 20  # lines a path#L10-L30 range may expand to
+
+
+def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
+    """Suspects an issue's text points at. ``files`` maps repository paths to the source
+    of its Python files (used to resolve paths and to find symbols with ``ast``)."""
+    index = _PathIndex(files)
+    symbols = _Symbols(files)
+    scores: dict[tuple[str, int, str], float] = {}
+
+    def add(path: str, line: int, why: str, score: float) -> None:
+        if line < 1 or not _suspect_path_ok(path):
+            return
+        key = (path, line, why)
+        scores[key] = max(scores.get(key, 0.0), score)
+
+    # Tracebacks: within each, the innermost repository frame scores 1, outer ones decay.
+    starts = [m.start() for m in _TB_HEADER.finditer(text)]
+    blocks = [text[a:b] for a, b in zip([0, *starts], [*starts, len(text)], strict=True)]
+    for block in blocks:
+        frames: list[tuple[list[str], int]] = []
+        for m in _PY_FRAME.finditer(block):
+            paths = index.resolve(m.group(1))
+            if paths:
+                frames.append((paths, int(m.group(2))))
+        for depth, (paths, line) in enumerate(reversed(frames)):
+            for path in paths:
+                add(path, line, WHY_TRACEBACK, FRAME_DECAY**depth / len(paths))
+
+    # path.py:12, path.py#L12, path.py#L12-L20 (outside "File ..., line" frames).
+    frame_spans = [m.span(1) for m in _PY_FRAME.finditer(text)]
+    for m in _PATH_LINE.finditer(text):
+        if any(a <= m.start(1) < b for a, b in frame_spans):
+            continue
+        paths = index.resolve(m.group(1))
+        if m.group(2):
+            lines = [int(m.group(2))]
+        else:
+            first = int(m.group(3))
+            last = int(m.group(4)) if m.group(4) else first
+            last = min(max(last, first), first + _SPAN_LIMIT)
+            lines = list(range(first, last + 1))
+        for path in paths:
+            for line in lines:
+                add(path, line, WHY_LINE, 1.0 / len(paths))
+
+    # Plain file names: every statement of the file, weakly (a boost for other evidence).
+    for m in _FILE_NAME.finditer(text):
+        if any(a <= m.start(1) < b for a, b in frame_spans):
+            continue
+        paths = index.resolve(m.group(1))
+        for path in paths:
+            for line in symbols.module_lines.get(path, [])[:MAX_FILE_LINES]:
+                add(path, line, WHY_FILE, 1.0 / len(paths))
+
+    # Symbols: names written like code, matched against def/class names.
+    for name, strong in _symbol_names(text):
+        found = symbols.lookup(name)
+        for path, lines, is_class, exact in found:
+            score = (1.0 if exact or strong else 0.8) * (0.5 if is_class else 1.0) / len(found)
+            for line in lines[:MAX_SYMBOL_LINES]:
+                add(path, line, f"{WHY_SYMBOL}: {name}", score)
+
+    return _sorted(Suspect(p, ln, s, why) for (p, ln, why), s in scores.items())
+
+
+def _symbol_names(text: str) -> list[tuple[str, bool]]:
+    """Names in ``text`` that look like code, with whether they were marked as code
+    (backticks or a call): ``snake_case``, ``CamelCase``, ``a.b``, `` `x` ``, ``x(``.
+    A plain word (``parse``) counts only when marked."""
+    names: dict[str, bool] = {}
+    for m in _BACKTICK.finditer(text):
+        for ident in re.findall(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", m.group(1)):
+            names[ident] = True
+    for m in _IDENT_CALL.finditer(text):
+        names[m.group(1)] = True
+    for pattern in (_DOTTED, _CODE_LIKE):
+        for m in pattern.finditer(text):
+            names.setdefault(m.group(1), False)
+    out = []
+    for name, strong in names.items():
+        if name.endswith(".py") or name.split(".")[-1] in ("py", "self"):
+            continue
+        if name.startswith(("self.", "cls.")):
+            name = name.split(".", 1)[1]
+        last = name.rsplit(".", 1)[-1]
+        if not strong and (len(last) < 3 or (last.startswith("__") and "." not in name)):
+            continue  # "e.g", a bare __init__: too common to mean anything
+        out.append((name, strong))
+    return out
+
+
+# --- failing tests -------------------------------------------------------------------
+_PYTEST_FRAME = re.compile(r"^\s*(\S+\.py):(\d+):", re.MULTILINE)
+
+
+def _failure_text(test: TestResult) -> str:
+    # TestResult keeps the failure's message; a ``traceback`` field, if junit gains one
+    # (the element's text, where pytest writes the long report), is read too.
+    extra = getattr(test, "traceback", "") or ""
+    return f"{test.message}\n{extra}" if extra else test.message
+
+
+def _frames(text: str) -> list[tuple[str, int]]:
+    """(path, line) of every frame in ``text``, in order (innermost last), in both the
+    Python (``File "x.py", line 3``) and pytest (``x.py:3: in f``) formats."""
+    found = [
+        (m.start(), m.group(1), int(m.group(2)))
+        for pattern in (_PY_FRAME, _PYTEST_FRAME)
+        for m in pattern.finditer(text)
+    ]
+    return [(path, line) for _, path, line in sorted(found)]
+
+
+def from_failures(tests: Sequence[TestResult], files: Mapping[str, str]) -> list[Suspect]:
+    """Repository frames in the reports of the failing (and erroring) tests. A line
+    scores by how close it is to the innermost repository frame, averaged over the
+    failing tests, so a line every failure passes through ranks first."""
+    index = _PathIndex(files)
+    failing = [t for t in tests if t.outcome in ("failed", "error")]
+    totals: dict[tuple[str, int], float] = defaultdict(float)
+    counts: dict[tuple[str, int], int] = defaultdict(int)
+    for test in failing:
+        frames: list[tuple[list[str], int]] = []
+        for raw, line in _frames(_failure_text(test)):
+            paths = [p for p in index.resolve(raw) if not is_test_path(p)]
+            if paths and line >= 1:
+                frames.append((paths, line))
+        best: dict[tuple[str, int], float] = {}
+        for depth, (paths, line) in enumerate(reversed(frames)):
+            for path in paths:
+                key = (path, line)
+                best[key] = max(best.get(key, 0.0), FRAME_DECAY**depth / len(paths))
+        for key, score in best.items():
+            totals[key] += score
+            counts[key] += 1
+    n = len(failing)
+    return _sorted(
+        Suspect(path, line, total / n, f"{WHY_FAILURE} ({counts[(path, line)]} of {n} failing)")
+        for (path, line), total in totals.items()
+        if _suspect_path_ok(path)
+    )
+
+
+# --- spectrum: test ids and ochiai -----------------------------------------------------
+def canonical_test_id(test: str | TestResult) -> str:
+    """The key a test goes by in coverage data and in :func:`ochiai`'s sets:
+    ``tests/test_x.py::TestC::test_foo[1]`` -> ``tests.test_x.TestC.test_foo``.
+
+    Takes a JUnit node id, ``classname::name`` (JUnit without a file), a TestResult, or
+    an already dotted key (returned without its parameters)."""
+    nodeid = test.nodeid if isinstance(test, TestResult) else test
+    if "::" in nodeid:
+        head, rest = nodeid.split("::", 1)
+        rest = rest.split("[", 1)[0]
+        head = head.replace("\\", "/")
+        while head.startswith("./"):
+            head = head[2:]
+        if head.endswith(".py"):
+            head = head[:-3].replace("/", ".")
+        parts = [head, *rest.split("::")]
+    else:
+        parts = [nodeid.split("[", 1)[0]]
+    return ".".join(p for p in parts if p)
+
+
+def _dotted_suffix(a: str, b: str) -> int:
+    """How many trailing dotted components ``a`` and ``b`` share."""
+    pa, pb = a.split("."), b.split(".")
+    n = 0
+    while n < min(len(pa), len(pb)) and pa[-1 - n] == pb[-1 - n]:
+        n += 1
+    return n
+
+
+def _match_ids(ids: Iterable[str], keys: Iterable[str]) -> dict[str, str]:
+    """Each id's coverage key: exact, else the unique key sharing the longest dotted
+    suffix that covers all of the shorter name (``test_x.t`` ~ ``tests.test_x.t``)."""
+    keys = list(keys)
+    keyset = set(keys)
+    by_last: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        by_last[key.rsplit(".", 1)[-1]].append(key)
+    out: dict[str, str] = {}
+    for raw in ids:
+        ident = canonical_test_id(raw)
+        if ident in keyset:
+            out[raw] = ident
+            continue
+        best: list[str] = []
+        best_n = 0
+        for key in by_last.get(ident.rsplit(".", 1)[-1], []):
+            n = _dotted_suffix(ident, key)
+            if n < min(ident.count("."), key.count(".")) + 1:
+                continue  # neither is a suffix of the other
+            if n > best_n:
+                best, best_n = [key], n
+            elif n == best_n:
+                best.append(key)
+        if len(best) == 1:
+            out[raw] = best[0]
+    return out
+
+
+def ochiai(
+    coverage: Mapping[str, set[tuple[str, int]]], failed: set[str], passed: set[str]
+) -> list[Suspect]:
+    """Ochiai suspiciousness of every line a failing test covered:
+    ``failed_cov / sqrt(total_failed * (failed_cov + passed_cov))``.
+
+    ``coverage`` maps test keys to covered (path, line); ``failed``/``passed`` hold JUnit
+    node ids or keys (see :func:`canonical_test_id`). Parametrised cases share one coverage
+    context: each case counts as a test, and a context that any failing case maps to is
+    not counted as passing (its coverage is the union of all its cases).
+    """
+    total_failed = len(failed)
+    if not total_failed:
+        return []
+    fmap = _match_ids(failed, coverage)
+    pmap = _match_ids(passed - failed, coverage)
+    failing_keys = set(fmap.values())
+    failed_cov: dict[tuple[str, int], int] = defaultdict(int)
+    passed_cov: dict[tuple[str, int], int] = defaultdict(int)
+    for key in fmap.values():
+        for loc in coverage[key]:
+            failed_cov[loc] += 1
+    for key in pmap.values():
+        if key in failing_keys:
+            continue
+        for loc in coverage[key]:
+            passed_cov[loc] += 1
+    out = []
+    for (path, line), ef in failed_cov.items():
+        if not _suspect_path_ok(path) or line < 1:
+            continue
+        score = ef / math.sqrt(total_failed * (ef + passed_cov.get((path, line), 0)))
+        out.append(Suspect(path, line, score, f"{WHY_OCHIAI} {score:.2f}"))
+    return _sorted(out)
+
+
+# --- coverage data ---------------------------------------------------------------------
+class CoverageDataError(ValueError):
+    """The coverage data is missing, too big or not coverage.py's; the message says why."""
+
+
+def _numbits_to_lines(numbits: bytes) -> list[int]:
+    return [
+        byte_i * 8 + bit_i
+        for byte_i, byte in enumerate(numbits)
+        if byte
+        for bit_i in range(8)
+        if byte & (1 << bit_i)
+    ]
+
+
+def _private_copy(data_file: Path, folder: str, max_bytes: int) -> str:
+    """Copy an untrusted data file (a regular file, not a symlink) into ``folder``."""
+    try:
+        fd = os.open(data_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError as exc:
+        raise CoverageDataError(f"no coverage data at {data_file}") from exc
+    except OSError as exc:
+        raise CoverageDataError(f"cannot open coverage data {data_file}: {exc}") from exc
+    target = os.path.join(folder, "coverage.sqlite")
+    with os.fdopen(fd, "rb") as src:
+        st = os.fstat(src.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise CoverageDataError(f"coverage data {data_file} is not a regular file")
+        if st.st_size > max_bytes:
+            raise CoverageDataError(f"coverage data is {st.st_size} bytes, over {max_bytes}")
+        with open(target, "xb") as dst:
+            shutil.copyfileobj(src, dst)
+            if dst.tell() > max_bytes:
+                raise CoverageDataError(f"coverage data is over {max_bytes} bytes")
+    return target
+
+
+def _to_repo(path: str, roots: Sequence[str]) -> str | None:
+    path = path.replace("\\", "/")
+    if path.startswith("/"):
+        for root in roots:
+            prefix = root.rstrip("/") + "/"
+            if path.startswith(prefix):
+                return _repo_path(path[len(prefix) :])
+        return None
+    return _repo_path(path)
+
+
+def read_coverage(
+    data_file: Path,
+    root: Path,
+    *,
+    sandbox_root: str = "/workspace",
+    max_bytes: int = MAX_COVERAGE_BYTES,
+) -> dict[str, set[tuple[str, int]]]:
+    """Per-test line coverage from a coverage.py data file recorded with
+    :data:`COVERAGE_RC`: test key (see :func:`canonical_test_id`) -> covered (repo path, line).
+
+    Paths are made repository-relative: relative ones (``relative_files``) as they are,
+    absolute ones when under ``root`` (the checkout) or ``sandbox_root``. Paths that
+    leave the repository (absolute elsewhere, ``..``) and test files are left out, as is
+    the empty context (imports, fixtures). Whether a file still exists is not checked
+    (``root`` only serves absolute paths). Raises :class:`CoverageDataError` for a file
+    that is not coverage.py data.
+    """
+    root_real = Path(root).resolve()
+    roots = [str(root_real), str(Path(root).absolute()), sandbox_root]
+    with tempfile.TemporaryDirectory(prefix="kaizen-cov-") as tmp:
+        copy = _private_copy(Path(data_file), tmp, max_bytes)
+        rows = _query(copy)
+    files, contexts, lines = rows
+
+    repo_files: dict[int, str] = {}
+    test_modules: list[str] = []
+    for file_id, raw in files.items():
+        rel = _to_repo(raw, roots)
+        if rel is None or not rel.endswith(".py"):
+            continue
+        repo_files[file_id] = rel
+        if is_test_path(rel) or _looks_like_test_module(rel):
+            module = rel[:-3].replace("/", ".")
+            test_modules.append(module.removesuffix(".__init__"))
+
+    keys = {cid: _context_key(ctx, test_modules) for cid, ctx in contexts.items() if ctx}
+    out: dict[str, set[tuple[str, int]]] = defaultdict(set)
+    for file_id, context_id, numbers in lines:
+        key = keys.get(context_id)
+        path = repo_files.get(file_id)
+        if key is None or path is None or is_test_path(path):
+            continue
+        out[key].update((path, n) for n in numbers if n > 0)
+    for key in keys.values():
+        out.setdefault(key, set())  # a test that covered no repository line still counts
+    return dict(out)
+
+
+def _looks_like_test_module(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test") or name.endswith("_test.py") or "/test" in path
+
+
+def _context_key(context: str, test_modules: Sequence[str]) -> str:
+    """A coverage context ``module.qualname`` with its module part replaced by the
+    dotted repository path of the test file it names (the longest unique match)."""
+    parts = context.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:i])
+        matches = [m for m in test_modules if m == module or m.endswith("." + module)]
+        if len(matches) == 1:
+            return ".".join([matches[0], *parts[i:]])
+        if len(matches) > 1:
+            break  # ambiguous: keep the context as recorded
+    return context
+
+
+def _query(
+    database: str,
+) -> tuple[dict[int, str], dict[int, str], list[tuple[int, int, list[int]]]]:
+    try:
+        conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise CoverageDataError(f"cannot open coverage data: {exc}") from exc
+    try:
+        conn.execute("PRAGMA trusted_schema = OFF")
+        kinds = dict(conn.execute("SELECT name, type FROM sqlite_master").fetchall())
+        for table in ("coverage_schema", "meta", "file", "context", "line_bits", "arc"):
+            if kinds.get(table) != "table":
+                raise CoverageDataError(f"not coverage.py data: no table {table!r}")
+        version = conn.execute("SELECT version FROM coverage_schema").fetchone()
+        if not version or version[0] != COVERAGE_SCHEMA_VERSION:
+            raise CoverageDataError(
+                f"coverage data schema {version[0] if version else None}, "
+                f"expected {COVERAGE_SCHEMA_VERSION}"
+            )
+        files = {int(i): str(p) for i, p in conn.execute("SELECT id, path FROM file")}
+        contexts = {int(i): str(c) for i, c in conn.execute("SELECT id, context FROM context")}
+        lines: list[tuple[int, int, list[int]]] = [
+            (int(f), int(c), _numbits_to_lines(bytes(bits)))
+            for f, c, bits in conn.execute("SELECT file_id, context_id, numbits FROM line_bits")
+        ]
+        arcs: dict[tuple[int, int], set[int]] = defaultdict(set)
+        for f, c, a, b in conn.execute("SELECT file_id, context_id, fromno, tono FROM arc"):
+            arcs[(int(f), int(c))].update(n for n in (int(a), int(b)) if n > 0)
+        lines.extend((f, c, sorted(ns)) for (f, c), ns in arcs.items())
+    except sqlite3.Error as exc:
+        raise CoverageDataError(f"unreadable coverage data: {exc}") from exc
+    finally:
+        conn.close()
+    return files, contexts, lines
+
+
+# --- merging -------------------------------------------------------------------------
+def _kind(why: str) -> str:
+    for kind in KIND_WEIGHTS:
+        if why.startswith(kind):
+            return kind
+    return why.split(" ", 1)[0]
+
+
+def rank(*sources: list[Suspect], limit: int = 20) -> list[Suspect]:
+    """Merge suspect lists into one ranking of at most ``limit`` lines.
+
+    Within each source, each kind of evidence (``why`` prefix) is normalised to a best
+    of 1 and weighted by :data:`KIND_WEIGHTS` (tracebacks 3, named lines 2.5, ochiai 2,
+    symbols 1, file names 0.5); a line's score is the sum over sources and kinds, and
+    its ``why`` lists the evidence, strongest first. Test files and paths outside the
+    repository never appear.
+    """
+    merged: dict[tuple[str, int], float] = defaultdict(float)
+    whys: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
+    for source in sources:
+        best: dict[str, float] = defaultdict(float)
+        for s in source:
+            kind = _kind(s.why)
+            best[kind] = max(best[kind], s.score)
+        for s in source:
+            if s.line < 1 or s.score <= 0 or not _suspect_path_ok(s.path):
+                continue
+            kind = _kind(s.why)
+            value = KIND_WEIGHTS.get(kind, OTHER_WEIGHT) * s.score / best[kind]
+            key = (s.path, s.line)
+            merged[key] += value
+            whys[key][s.why] = max(whys[key].get(s.why, 0.0), value)
+    out = [
+        Suspect(
+            path,
+            line,
+            score,
+            "; ".join(w for w, _ in sorted(whys[(path, line)].items(), key=lambda kv: -kv[1])),
+        )
+        for (path, line), score in merged.items()
+    ]
+    return _sorted(out)[: max(0, limit)]
+
+
+def _sorted(suspects: Iterable[Suspect]) -> list[Suspect]:
+    return sorted(suspects, key=lambda s: (-s.score, s.path, s.line))

@@ -1,0 +1,513 @@
+"""The fix loop: baseline, localise, try patches in the order learning suggests, keep the
+first that makes the failing tests pass without breaking others.
+
+Order of work, and why:
+
+1. Detect the test command and run a baseline in the sandbox (with per-test coverage when
+   the sandbox's Python has coverage.py): the failing tests are the targets, the passing
+   ones must stay green. No failing test means no way to tell a fix from a guess, so the
+   loop stops and says so.
+2. Localise: tracebacks and names in the issue, frames of the failing tests, and an
+   Ochiai ranking over per-test coverage.
+3. Propose: template operators at the suspicious lines (always), and the LLM policy when
+   an endpoint is configured. Candidates are ordered by suspiciousness times the learned
+   score of their pattern for this error class (``fix:<operator>:<ErrorType>``), with a
+   boost for operators that fixed similar issues before (skills from memory).
+4. Each candidate runs the whole suite once in a fresh copy; its reward is stored on an
+   experience and its verdict moves the pattern's score, so the next issue with the same
+   kind of failure tries the right operator sooner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from memory.scores import Prior, posterior
+from memory.service import Memory
+from memory.types import Experience, Kind, Outcome, Signal
+from workers.fix import localize
+from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
+from workers.fix.operators import OPERATORS, generate_patches
+from workers.fix.testcmd import TestCommand, detect_test_command
+from workers.fix.types import Patch, Suspect
+from workers.sandbox.base import Limits, Sandbox
+
+log = logging.getLogger(__name__)
+
+MAX_SUSPECTS = 8
+SKILL_BOOST = 2.0
+PYTHON_EXCLUDES = (".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist")
+
+
+@dataclass
+class FixBudget:
+    max_attempts: int = 3  # LLM attempts (each a short tool-using loop)
+    max_sandbox_runs: int = 40  # candidate evaluations, all policies together
+    time_limit_s: float = 600.0
+    run_timeout_s: float = 120.0
+
+
+@dataclass
+class AttemptRecord:
+    policy: str  # template | llm
+    pattern: str
+    description: str
+    reward: float
+    success: bool
+    summary: str
+    experience_id: str | None = None
+    reflection: str | None = None
+
+
+@dataclass
+class FixResult:
+    fixed: bool
+    message: str
+    attempts: list[AttemptRecord] = field(default_factory=list)
+    sandbox_runs: int = 0
+    patch: str = ""
+    patches: list[Patch] = field(default_factory=list)
+    reward: float = 0.0
+    duration_s: float = 0.0
+    baseline_failed: list[str] = field(default_factory=list)
+    baseline_passed: int = 0
+    after_passed: int = 0
+    error_class: str = ""
+    suspects: list[Suspect] = field(default_factory=list)
+    winning_experience: str | None = None
+
+    @property
+    def patterns_tried(self) -> list[str]:
+        return list(dict.fromkeys(a.pattern for a in self.attempts))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "fixed": self.fixed,
+            "attempts": len(self.attempts),
+            "sandbox_runs": self.sandbox_runs,
+            "patch": self.patch,
+            "patterns_tried": self.patterns_tried,
+            "reward": self.reward,
+            "duration_s": round(self.duration_s, 3),
+            "message": self.message,
+            "error_class": self.error_class,
+            "baseline_failed": self.baseline_failed,
+        }
+
+
+@dataclass
+class FixContext:
+    """What a policy may look at: the issue, the checkout, the failing tests, the suspects."""
+
+    repo: str
+    issue_id: str
+    issue_text: str
+    checkout: Path
+    baseline: TestsOutcome
+    suspects: list[Suspect]
+    error_class: str
+    files: dict[str, str]
+    skills: list[Experience]
+    reflections: list[str]
+
+
+class LlmPolicy(Protocol):
+    """The LLM fixer: one attempt per call, which may run the tests itself."""
+
+    def attempt(
+        self, ctx: FixContext, runner: TestRunner, *, number: int
+    ) -> tuple[list[Patch], str | None]:
+        """The patches of its best edit (empty if it gave up) and a reflection if it failed."""
+        ...
+
+    def reflect(self, ctx: FixContext, summary: str) -> str:
+        """Why the last attempt's patch failed the tests, for the next attempt to read."""
+        ...
+
+
+def python_files(root: Path, limit_bytes: int = 400_000) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if any(part in PYTHON_EXCLUDES for part in rel.parts) or path.is_symlink():
+            continue
+        try:
+            if path.stat().st_size > limit_bytes:
+                continue
+            files[rel.as_posix()] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return files
+
+
+def error_class_of(baseline: TestsOutcome) -> str:
+    """The commonest exception type among the failing tests (``AssertionError``, …)."""
+    kinds = Counter(
+        (t.exception_type or "failure").split(".")[-1]
+        for t in baseline.tests
+        if t.outcome in ("failed", "error")
+    )
+    if not kinds:
+        return "failure"
+    name = kinds.most_common(1)[0][0]
+    return "".join(ch for ch in name if ch.isalnum() or ch == "_")[:60] or "failure"
+
+
+def pattern_for(operator: str, error_class: str) -> str:
+    """``fix:comparison`` for ``AssertionError`` → ``fix:comparison:AssertionError``."""
+    return f"{operator}:{error_class}"
+
+
+def _fingerprint(issue_id: str, patch: Patch) -> str:
+    digest = hashlib.sha256(f"{patch.path}\0{patch.after}".encode()).hexdigest()[:20]
+    return f"{issue_id}:{digest}"
+
+
+class FixLoop:
+    def __init__(
+        self,
+        *,
+        sandbox: Sandbox,
+        memory: Memory | None,
+        llm: LlmPolicy | None = None,
+        budget: FixBudget | None = None,
+        python: str = "python3",
+        rng: random.Random | None = None,
+        progress: Callable[[str], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
+        self.sandbox = sandbox
+        self.memory = memory
+        self.llm = llm
+        self.budget = budget or FixBudget()
+        self.python = python
+        self.rng = rng or random.Random()  # noqa: S311 - sampling, not cryptography
+        self.progress = progress or (lambda _text: None)
+        self.cancelled = cancelled or (lambda: False)
+
+    def run(
+        self,
+        *,
+        repo: str,
+        issue_id: str,
+        issue_text: str,
+        checkout: Path,
+        test_command: str | None = None,
+    ) -> FixResult:
+        started = time.monotonic()
+        command = detect_test_command(checkout, test_command)
+        if command is None:
+            return FixResult(
+                False,
+                "No tests found (no pytest configuration, tests/ folder or test_*.py files): "
+                "Kaizen needs a failing test to know when a fix works. Set `fix.test_command` "
+                "in .github/kaizen.yml if the tests run another way.",
+            )
+        with tempfile.TemporaryDirectory(prefix="kaizen-fix-") as scratch:
+            runner = self._runner(checkout, command, Path(scratch))
+            result = self._run(repo, issue_id, issue_text, checkout, runner, started)
+            result.sandbox_runs = runner.runs
+            result.duration_s = time.monotonic() - started
+            return result
+
+    def _runner(self, checkout: Path, command: TestCommand, scratch: Path) -> TestRunner:
+        custom = None
+        argv = command.argv
+        if not (len(argv) >= 3 and argv[1:3] == ["-m", "pytest"]):
+            custom = argv
+        limits = Limits(timeout_s=self.budget.run_timeout_s)
+        return TestRunner(
+            self.sandbox,
+            checkout,
+            limits,
+            python=self.python,
+            custom_command=custom,
+            per_test_timeout_s=min(60.0, self.budget.run_timeout_s),
+            scratch=scratch,
+        )
+
+    def _run(
+        self,
+        repo: str,
+        issue_id: str,
+        issue_text: str,
+        checkout: Path,
+        runner: TestRunner,
+        started: float,
+    ) -> FixResult:
+        self.progress("Running the tests as they are (baseline).")
+        baseline = runner.run(coverage=runner.custom_command is None)
+        if baseline.run.timed_out:
+            return FixResult(
+                False,
+                f"The test suite did not finish within {self.budget.run_timeout_s:.0f} s in the "
+                "sandbox (a hanging test?), so fixes cannot be checked.",
+                baseline_failed=sorted(baseline.failed),
+            )
+        if baseline.report_error and not baseline.tests:
+            tail = (baseline.run.stderr or baseline.run.stdout)[-800:]
+            return FixResult(
+                False,
+                f"The tests could not be run: {baseline.report_error}.\n\n```\n{tail}\n```",
+            )
+        if not baseline.failed:
+            return FixResult(
+                False,
+                f"All {len(baseline.passed)} tests pass, so there is no failing test to fix. "
+                "Add a test that shows the bug and run `/kaizen fix` again.",
+                baseline_passed=len(baseline.passed),
+            )
+        files = python_files(checkout)
+        error_class = error_class_of(baseline)
+        self.progress(
+            f"{len(baseline.failed)} failing test(s) ({error_class}); localising the bug."
+        )
+        suspects = self._localise(issue_text, baseline, files, checkout)
+        skills, reflections = self._recall(repo, issue_text, error_class)
+        ctx = FixContext(
+            repo,
+            issue_id,
+            issue_text,
+            checkout,
+            baseline,
+            suspects,
+            error_class,
+            files,
+            skills,
+            reflections,
+        )
+        result = FixResult(
+            False,
+            "",
+            baseline_failed=sorted(baseline.failed),
+            baseline_passed=len(baseline.passed),
+            error_class=error_class,
+            suspects=suspects,
+        )
+        for policy, item in self._plan(ctx):
+            if runner.runs >= self.budget.max_sandbox_runs:
+                break
+            if time.monotonic() - started > self.budget.time_limit_s or self.cancelled():
+                break
+            if policy == "llm":
+                assert self.llm is not None and isinstance(item, int)
+                patches, reflection = self.llm.attempt(ctx, runner, number=item)
+                if not patches:
+                    self._record_failed_llm(ctx, result, reflection)
+                    continue
+                outcome = runner.run(patches)
+                verdict = score(baseline, outcome, patches[0] if len(patches) == 1 else None)
+                if not verdict.success:
+                    reflection = self.llm.reflect(ctx, verdict.summary())
+                    ctx.reflections.append(reflection)
+                attempt = self._remember(ctx, "fix:llm", patches, verdict, "llm", reflection)
+            else:
+                patch = item
+                assert isinstance(patch, Patch)
+                outcome = runner.run([patch])
+                verdict = score(baseline, outcome, patch)
+                attempt = self._remember(ctx, patch.operator, [patch], verdict, "template", None)
+                patches = [patch]
+            result.attempts.append(attempt)
+            self.progress(
+                f"Attempt {len(result.attempts)} ({attempt.pattern}): {verdict.summary()}."
+            )
+            if verdict.success:
+                result.fixed = True
+                result.patches = patches
+                result.patch = "".join(p.diff() for p in patches)
+                result.reward = verdict.reward
+                result.after_passed = len(outcome.passed)
+                result.winning_experience = attempt.experience_id
+                result.message = (
+                    f"Found a fix after {len(result.attempts)} attempt(s): {attempt.description}."
+                )
+                return result
+        result.reward = max((a.reward for a in result.attempts), default=0.0)
+        result.message = (
+            f"No fix found in {len(result.attempts)} attempt(s) ({runner.runs} sandbox runs)."
+        )
+        return result
+
+    # -- localisation and memory ----------------------------------------------------
+
+    def _localise(
+        self, issue_text: str, baseline: TestsOutcome, files: dict[str, str], checkout: Path
+    ) -> list[Suspect]:
+        sources = [
+            localize.from_issue_text(issue_text, files),
+            localize.from_failures(baseline.tests, files),
+        ]
+        if baseline.coverage_file is not None:
+            try:
+                spectrum = localize.read_coverage(baseline.coverage_file, checkout)
+                sources.append(localize.ochiai(spectrum, baseline.failed, baseline.passed))
+            except Exception as exc:  # coverage is a help, not a requirement
+                log.info("coverage data unreadable", extra={"error": str(exc)})
+        return localize.rank(*sources, limit=MAX_SUSPECTS * 3)
+
+    def _recall(
+        self, repo: str, issue_text: str, error_class: str
+    ) -> tuple[list[Experience], list[str]]:
+        if self.memory is None:
+            return [], []
+        query = f"{error_class}\n{issue_text[:2000]}"
+        try:
+            store = self.memory.experiences
+            skills = [
+                h.experience
+                for h in store.search_similar(
+                    query, repo=repo, kind=Kind.FIX, outcome=["accepted"], limit=5
+                )
+            ]
+            failed = store.search_similar(
+                query, repo=repo, kind=Kind.FIX, outcome=["rejected"], limit=10
+            )
+        except Exception as exc:
+            log.warning("memory unavailable for the fix", extra={"error": str(exc)})
+            return [], []
+        reflections = [h.experience.reflection for h in failed if h.experience.reflection]
+        return skills, list(dict.fromkeys(r for r in reflections if r))[:5]
+
+    # -- planning ---------------------------------------------------------------------
+
+    def _theta(self, repo: str, pattern: str) -> float:
+        if self.memory is None:
+            return 0.5
+        try:
+            a, b = posterior(self.memory.scores, repo, pattern, time.time(), Prior())
+        except ValueError:
+            return 0.5
+        return a / (a + b)
+
+    def _plan(self, ctx: FixContext) -> Iterator[tuple[str, object]]:
+        """Candidates, best first: LLM attempts placed by their learned score among the
+        template candidates, which are ranked by suspect score times operator score."""
+        skill_ops = Counter(
+            str(s.extra.get("operator") or "") for s in ctx.skills if s.extra.get("operator")
+        )
+        scored: list[tuple[float, int, Patch]] = []
+        order = 0
+        top = max((s.score for s in ctx.suspects), default=1.0) or 1.0
+        for suspect in ctx.suspects[:MAX_SUSPECTS]:
+            source = ctx.files.get(suspect.path)
+            if source is None:
+                continue
+            for patch in generate_patches(source, suspect.path, suspect.line):
+                theta = self._theta(ctx.repo, pattern_for(patch.operator, ctx.error_class))
+                boost = SKILL_BOOST if skill_ops.get(patch.operator) else 1.0
+                weight = (suspect.score / top) * theta * boost
+                scored.append((weight, order, patch))
+                order += 1
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        llm_theta = self._theta(ctx.repo, pattern_for("fix:llm", ctx.error_class))
+        llm_left = self.budget.max_attempts if self.llm is not None else 0
+        number = 0
+        seen: set[str] = set()
+        for weight, _, patch in scored:
+            while llm_left and llm_theta >= weight:
+                number += 1
+                llm_left -= 1
+                yield "llm", number
+            if patch.after in seen:
+                continue
+            seen.add(patch.after)
+            yield "template", patch
+        while llm_left:
+            number += 1
+            llm_left -= 1
+            yield "llm", number
+
+    # -- remembering ----------------------------------------------------------------
+
+    def _remember(
+        self,
+        ctx: FixContext,
+        operator: str,
+        patches: list[Patch],
+        verdict: Score,
+        policy: str,
+        reflection: str | None,
+    ) -> AttemptRecord:
+        patch = patches[0]
+        pattern = pattern_for(operator, ctx.error_class)
+        description = patch.description if len(patches) == 1 else f"{len(patches)} file edits"
+        record = AttemptRecord(
+            policy,
+            pattern,
+            description,
+            verdict.reward,
+            verdict.success,
+            verdict.summary(),
+            reflection=reflection if not verdict.success else None,
+        )
+        if self.memory is None:
+            return record
+        diff = "".join(p.diff() for p in patches)
+        experience = Experience(
+            kind=Kind.FIX,
+            repo=ctx.repo,
+            pattern=pattern,
+            fingerprint=_fingerprint(ctx.issue_id, patch),
+            text=f"{ctx.error_class}\n{ctx.issue_text[:1500]}\n{diff[:2500]}",
+            severity="medium",
+            outcome=Outcome.PENDING,
+            reward=verdict.reward,
+            reflection=record.reflection,
+            created_at=time.time(),
+            extra={
+                "operator": operator,
+                "policy": policy,
+                "issue": ctx.issue_id,
+                "reward": verdict.reward,
+                "success": verdict.success,
+                "summary": verdict.summary(),
+                "patch": diff[:20000],
+            },
+        )
+        try:
+            exp_id = self.memory.record_experience(experience)
+            self.memory.apply_signal(
+                Signal(
+                    id=f"sandbox:{exp_id}",
+                    kind="tests_passed" if verdict.success else "tests_failed",
+                    experience_id=exp_id,
+                    repo=ctx.repo,
+                    pattern=pattern,
+                    at=time.time(),
+                    reason=record.reflection,
+                )
+            )
+            record.experience_id = exp_id
+        except Exception as exc:  # learning is lost for this attempt, the fix goes on
+            log.warning("fix attempt not remembered", extra={"error": str(exc)})
+        return record
+
+    def _record_failed_llm(
+        self, ctx: FixContext, result: FixResult, reflection: str | None
+    ) -> None:
+        result.attempts.append(
+            AttemptRecord(
+                "llm",
+                pattern_for("fix:llm", ctx.error_class),
+                "no usable edit",
+                -1.0,
+                False,
+                "the model proposed no edit",
+                reflection=reflection,
+            )
+        )
+        if reflection:
+            ctx.reflections.append(reflection)
+
+
+__all__ = ["OPERATORS", "FixBudget", "FixLoop", "FixResult"]

@@ -1,0 +1,1484 @@
+"""Template repair: classic one-token mutations of a suspicious line, no LLM needed.
+
+Why this exists: the fix agent must be able to propose *something* when no model is
+configured (or it is down, or over budget), and most real-world one-line bugs are one of
+a few shapes — a ``<`` that should be ``<=``, ``range(n)`` that should be ``range(n + 1)``,
+swapped arguments, a missing ``None`` guard.  Each operator here is one such shape and is
+learned as its own pattern (``fix:<operator>``), so the agent finds out per repository
+which shapes actually fix its bugs and tries those first.
+
+Why text splicing rather than ``ast.unparse``: a patch that reformats the whole file is
+unreviewable and will fight the project's formatter.  Every edit replaces one exact span
+of the original text (located through the AST's positions), so everything outside the
+span is preserved byte for byte and the diff is the one-token change a human would make.
+AST column offsets are UTF-8 *byte* offsets; they are converted to ``str`` indices per
+line, so non-ASCII text before the edited span cannot shift the edit.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import difflib
+import itertools
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from workers.fix.types import Patch
+
+OPERATORS: tuple[str, ...] = (
+    "comparison",
+    "arithmetic",
+    "off-by-one",
+    "boolean-operator",
+    "negate-condition",
+    "swap-arguments",
+    "none-check",
+    "wrong-variable",
+    "return-value",
+    "constant",
+    "membership",
+    "identity",
+    "min-max",
+    "slice-bound",
+)
+
+_PREFIX = "fix:"
+
+
+def operator_pattern(name: str) -> str:
+    """The pattern an operator's outcomes are learned under: ``fix:<name>``."""
+    return _PREFIX + name.removeprefix(_PREFIX)
+
+
+def generate_patches(
+    source: str,
+    path: str,
+    line: int,
+    *,
+    operators: Sequence[str] | None = None,
+    max_per_operator: int = 12,
+) -> list[Patch]:
+    """Candidate patches for the bug being on ``line`` (1-based) of ``source``.
+
+    Patches come grouped operator by operator in :data:`OPERATORS` order (the caller
+    reorders by learned scores), most plausible first within an operator, at most
+    ``max_per_operator`` each.  Every patch's ``after`` parses (a leading BOM aside, which
+    is kept), differs from ``source``
+    and from every other patch's ``after``.  ``operators`` restricts the operators run
+    (names with or without the ``fix:`` prefix; unknown names are ignored).  Never
+    raises on odd input: source that does not parse, or a line with nothing to mutate,
+    gives ``[]``.
+    """
+    if max_per_operator <= 0 or not isinstance(source, str):
+        return []
+    if isinstance(operators, str):
+        operators = [operators]
+    wanted = (
+        set(OPERATORS)
+        if operators is None
+        else {name.removeprefix(_PREFIX) for name in operators if isinstance(name, str)}
+    )
+    # A UTF-8 BOM (a file read without "utf-8-sig") is not Python: edit the text after
+    # it and keep it in front.
+    bom = "\ufeff" if source.startswith("\ufeff") else ""
+    text = source[len(bom) :]
+    try:
+        tree = ast.parse(text)
+        ctx = _Ctx(text, tree, line)
+    except Exception:  # SyntaxError, ValueError (NUL bytes), RecursionError, …
+        return []
+    if not ctx.has_line:
+        return []
+    patches: list[Patch] = []
+    seen = {text}
+    for name in OPERATORS:
+        if name not in wanted:
+            continue
+        edits = _run(_GENERATORS[name], ctx)
+        count = 0
+        for edit in edits:
+            if count >= max_per_operator:
+                break
+            after = text[: edit.start] + edit.text + text[edit.end :]
+            if after in seen:
+                continue
+            seen.add(after)
+            if not _parses(after):
+                continue
+            patches.append(
+                Patch(
+                    operator=operator_pattern(name),
+                    path=path,
+                    line=line,
+                    before=source,
+                    after=bom + after,
+                    description=f"{edit.description} at line {line}",
+                )
+            )
+            count += 1
+    return patches
+
+
+# --------------------------------------------------------------------------- machinery
+
+
+def _run(generator: Callable[[_Ctx], Iterable[_Edit]], ctx: _Ctx) -> list[_Edit]:
+    """An operator's edits, best first; none if it trips (it must not cost the others)."""
+    try:
+        return sorted(generator(ctx), key=lambda edit: edit.rank)
+    except Exception:
+        return []
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except Exception:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """Replace ``source[start:end]`` with ``text``; ``rank`` orders within an operator."""
+
+    rank: tuple[int, ...]
+    start: int
+    end: int
+    text: str
+    description: str = field(default="")
+
+
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+# Operator tokens, longest first where one is a prefix of another.
+_TOKEN_RE = re.compile(
+    r"not\s+in\b|is\s+not\b|\*\*=|//=|>>=|<<=|\*\*|//|>>|<<|<=|>=|==|!=|:="
+    r"|[-+*/%@&|^]=|[-+*/%@&|^<>]|=|in\b|is\b|and\b|or\b"
+)
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _show(text: str, limit: int = 48) -> str:
+    """A one-line, bounded rendering of a snippet for a patch description."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _change(old: str, new: str) -> str:
+    return f"`{_show(old)}` → `{_show(new)}`"
+
+
+class _Ctx:
+    """The parsed file plus position helpers, focused on one line."""
+
+    def __init__(self, source: str, tree: ast.Module, line: int) -> None:
+        self.source = source
+        self.tree = tree
+        self.line = line
+        self.newline = "\r\n" if "\r\n" in source else "\n"
+        self.starts = [0] + [m.end() for m in _NEWLINE_RE.finditer(source)]
+        self._encoded: dict[int, bytes] = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.nodes: list[ast.AST] = []  # nodes whose span touches the line, source order
+        # Names bound to functions, classes and imports: never "variables".
+        self.callables: set[str] = set()
+        self.has_line = isinstance(line, int) and 1 <= line <= len(self.starts)
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
+            if node is not tree and self.touches(node):
+                self.nodes.append(node)
+            if isinstance(node, (*_FUNCS, ast.ClassDef)):
+                self.callables.add(node.name)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                self.callables.update((a.asname or a.name).split(".")[0] for a in node.names)
+            if isinstance(node, ast.JoinedStr):
+                # Positions inside f-strings are unreliable before Python 3.12: never
+                # edit there.
+                continue
+            children = list(ast.iter_child_nodes(node))
+            for child in children:
+                self.parents[child] = node
+            stack.extend(reversed(children))
+        self.nodes.sort(key=lambda n: self.span(n) or (0, 0))
+
+    # ----------------------------------------------------------------- positions
+
+    def offset(self, lineno: int, col: int) -> int | None:
+        """``str`` index of AST position (1-based line, UTF-8 byte column)."""
+        if not 1 <= lineno <= len(self.starts) or col < 0:
+            return None
+        encoded = self._encoded.get(lineno)
+        if encoded is None:
+            begin = self.starts[lineno - 1]
+            end = self.starts[lineno] if lineno < len(self.starts) else len(self.source)
+            encoded = self.source[begin:end].encode("utf-8", "surrogatepass")
+            self._encoded[lineno] = encoded
+        if col > len(encoded):
+            return None
+        try:
+            return self.starts[lineno - 1] + len(encoded[:col].decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+
+    def span(self, node: ast.AST) -> tuple[int, int] | None:
+        pos = _pos(node)
+        if pos is None:
+            return None
+        start = self.offset(pos[0], pos[1])
+        end = self.offset(pos[2], pos[3])
+        if start is None or end is None or end < start:
+            return None
+        return start, end
+
+    def text(self, node: ast.AST) -> str:
+        span = self.span(node)
+        return "" if span is None else self.source[span[0] : span[1]]
+
+    def line_of(self, offset: int) -> int:
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1
+
+    def touches(self, node: ast.AST) -> bool:
+        pos = _pos(node)
+        return pos is not None and pos[0] <= self.line <= pos[2]
+
+    def find_token(self, start: int, end: int) -> tuple[int, int] | None:
+        """The operator token in ``source[start:end]`` (skipping parens/comments/space)."""
+        src = self.source
+        i = start
+        while i < end:
+            char = src[i]
+            if char in " \t\f\r\n()\\":
+                i += 1
+            elif char == "#":
+                newline = src.find("\n", i, end)
+                if newline < 0:
+                    return None
+                i = newline
+            else:
+                break
+        match = _TOKEN_RE.match(src, i, end)
+        return None if match is None else (match.start(), match.end())
+
+    def token_between(
+        self, left: ast.AST, right: ast.AST, *, on_line: bool = True
+    ) -> tuple[int, int] | None:
+        """The operator token between two operands, if it sits on the line."""
+        a, b = self.span(left), self.span(right)
+        if a is None or b is None:
+            return None
+        token = self.find_token(a[1], b[0])
+        if token is None or (on_line and self.line_of(token[0]) != self.line):
+            return None
+        return token
+
+    def pad(self, start: int, end: int, text: str) -> str:
+        """``text`` with spaces added where a keyword would fuse with its neighbours."""
+        src = self.source
+        if (
+            text[:1].isalpha()
+            and start > 0
+            and not (src[start - 1].isspace() or src[start - 1] in "(")
+        ):
+            text = " " + text
+        if text[-1:].isalpha() and end < len(src) and not (src[end].isspace() or src[end] in ")"):
+            text = text + " "
+        return text
+
+    # ------------------------------------------------------------- structure
+
+    def of_type(self, *types: type[ast.AST]) -> Iterator[ast.AST]:
+        return (node for node in self.nodes if isinstance(node, types))
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        parent = self.parents.get(node)
+        while parent is not None:
+            yield parent
+            parent = self.parents.get(parent)
+
+    def enclosing_function(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost function whose *body* holds the line."""
+        best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        for node in self.nodes:  # a function holding the line touches it
+            if isinstance(node, _FUNCS) and node.body:
+                first = _pos(node.body[0])
+                last = _pos(node)
+                inside = first is not None and last is not None and first[0] <= self.line <= last[2]
+                if inside and (best is None or node.lineno >= best.lineno):
+                    best = node
+        return best
+
+    def innermost_statement(self) -> ast.stmt | None:
+        best: ast.stmt | None = None
+        depth = -1
+        for node in self.nodes:
+            if isinstance(node, ast.stmt) and node.lineno <= self.line:
+                d = sum(1 for _ in self.ancestors(node))
+                if d > depth:
+                    best, depth = node, d
+        return best
+
+    def replace_node(self, node: ast.AST, text: str, prec: int) -> tuple[int, int, str] | None:
+        """Replace ``node`` by ``text`` (of precedence ``prec``), parenthesised if needed."""
+        span = self.span(node)
+        if span is None:
+            return None
+        if prec < _context_need(self.parents.get(node), node):
+            text = f"({text})"
+        return span[0], span[1], text
+
+    def wrap(self, node: ast.AST, need: int) -> str:
+        text = self.text(node)
+        return f"({text})" if _prec(node, text) < need else text
+
+
+def _pos(node: ast.AST) -> tuple[int, int, int, int] | None:
+    lineno = getattr(node, "lineno", None)
+    col = getattr(node, "col_offset", None)
+    end_lineno = getattr(node, "end_lineno", None)
+    end_col = getattr(node, "end_col_offset", None)
+    if lineno is None or col is None or end_lineno is None or end_col is None:
+        return None
+    return int(lineno), int(col), int(end_lineno), int(end_col)
+
+
+# Python's expression precedence, loosest first (matches the grammar's levels).
+_BINOP_PREC: dict[type[ast.operator], int] = {
+    ast.BitOr: 7,
+    ast.BitXor: 8,
+    ast.BitAnd: 9,
+    ast.LShift: 10,
+    ast.RShift: 10,
+    ast.Add: 11,
+    ast.Sub: 11,
+    ast.Mult: 12,
+    ast.Div: 12,
+    ast.FloorDiv: 12,
+    ast.Mod: 12,
+    ast.MatMult: 12,
+    ast.Pow: 14,
+}
+_ATOM = 16
+
+
+def _prec(node: ast.AST, text: str = "") -> int:
+    """How tightly ``node`` binds; text tells a parenthesised tuple from a bare one."""
+    if isinstance(node, (ast.NamedExpr, ast.Yield, ast.YieldFrom)):
+        return 0
+    if isinstance(node, ast.Tuple):
+        return _ATOM if text.startswith("(") else 0
+    if isinstance(node, ast.Lambda):
+        return 1
+    if isinstance(node, ast.IfExp):
+        return 2
+    if isinstance(node, ast.BoolOp):
+        return 3 if isinstance(node.op, ast.Or) else 4
+    if isinstance(node, ast.UnaryOp):
+        return 5 if isinstance(node.op, ast.Not) else 13
+    if isinstance(node, ast.Compare):
+        return 6
+    if isinstance(node, ast.Starred):
+        return 7
+    if isinstance(node, ast.BinOp):
+        return _BINOP_PREC.get(type(node.op), 12)
+    if isinstance(node, ast.Await):
+        return 15
+    return _ATOM
+
+
+def _context_need(parent: ast.AST | None, node: ast.AST) -> int:
+    """The least precedence an expression needs to stand where ``node`` stands."""
+    if isinstance(parent, ast.BinOp):
+        p = _BINOP_PREC.get(type(parent.op), 12)
+        if isinstance(parent.op, ast.Pow):
+            return 15 if node is parent.left else 13
+        return p if node is parent.left else p + 1
+    if isinstance(parent, ast.UnaryOp):
+        return 5 if isinstance(parent.op, ast.Not) else 13
+    if isinstance(parent, ast.Compare):
+        return 7
+    if isinstance(parent, ast.BoolOp):
+        return 4 if isinstance(parent.op, ast.Or) else 5
+    if isinstance(parent, ast.IfExp):
+        return 2 if node is parent.orelse else 3
+    if isinstance(parent, ast.Attribute | ast.Subscript) and node is parent.value:
+        return _ATOM
+    if isinstance(parent, ast.Call) and node is parent.func:
+        return _ATOM
+    if isinstance(parent, ast.Await):
+        return 15
+    if isinstance(parent, ast.Starred):
+        return 7
+    if isinstance(parent, ast.comprehension):
+        return 3 if node is not parent.target else _ATOM
+    if isinstance(parent, ast.Return | ast.Assign | ast.Expr | ast.If | ast.While | ast.For):
+        return 0
+    return 1
+
+
+def _int_value(node: ast.AST) -> int | None:
+    """The value of an integer literal, ``-3`` included; ``None`` for anything else."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def _is_call_to(node: ast.AST, *names: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+
+
+# --------------------------------------------------------------------------- operators
+
+_CMP_SYMBOL: dict[type[ast.cmpop], str] = {
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+}
+_CMP_ALTERNATIVES: dict[str, tuple[str, ...]] = {
+    "<": ("<=", ">", ">=", "==", "!="),
+    "<=": ("<", ">=", ">", "==", "!="),
+    ">": (">=", "<", "<=", "==", "!="),
+    ">=": (">", "<=", "<", "==", "!="),
+    "==": ("!=", "<=", ">=", "<", ">"),
+    "!=": ("==", "<", ">"),
+}
+
+
+def _compare_ops(ctx: _Ctx) -> Iterator[tuple[ast.cmpop, int, int]]:
+    """Every comparison operator token on the line: (op, start, end)."""
+    for node in ctx.of_type(ast.Compare):
+        assert isinstance(node, ast.Compare)
+        operands = [node.left, *node.comparators]
+        for i, op in enumerate(node.ops):
+            token = ctx.token_between(operands[i], operands[i + 1])
+            if token is not None:
+                yield op, token[0], token[1]
+
+
+def _op_comparison(ctx: _Ctx) -> Iterator[_Edit]:
+    """``<`` ↔ ``<=`` and friends: boundary and direction mistakes."""
+    for op, start, end in _compare_ops(ctx):
+        symbol = _CMP_SYMBOL.get(type(op))
+        if symbol is None:
+            continue
+        for rank, alt in enumerate(_CMP_ALTERNATIVES[symbol]):
+            yield _Edit((rank, start), start, end, alt, _change(symbol, alt))
+
+
+def _op_membership(ctx: _Ctx) -> Iterator[_Edit]:
+    """``in`` ↔ ``not in``: an inverted containment test."""
+    for op, start, end in _compare_ops(ctx):
+        if isinstance(op, ast.In | ast.NotIn):
+            alt = "not in" if isinstance(op, ast.In) else "in"
+            text = ctx.pad(start, end, alt)
+            yield _Edit((0, start), start, end, text, _change(ctx.source[start:end], alt))
+
+
+def _op_identity(ctx: _Ctx) -> Iterator[_Edit]:
+    """``is`` ↔ ``is not`` ↔ ``==``: identity where equality was meant, and back."""
+    table: dict[type[ast.cmpop], tuple[tuple[int, str], ...]] = {
+        ast.Is: ((0, "is not"), (1, "==")),
+        ast.IsNot: ((0, "is"), (1, "!=")),
+        ast.Eq: ((2, "is"),),
+        ast.NotEq: ((2, "is not"),),
+    }
+    for op, start, end in _compare_ops(ctx):
+        for rank, alt in table.get(type(op), ()):
+            text = ctx.pad(start, end, alt)
+            yield _Edit((rank, start), start, end, text, _change(ctx.source[start:end], alt))
+
+
+_ARITH_SYMBOL: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.BitAnd: "&",
+    ast.MatMult: "@",
+}
+_ARITH_ALTERNATIVES: dict[str, tuple[str, ...]] = {
+    "+": ("-", "*"),
+    "-": ("+",),
+    "*": ("/", "//", "+", "**"),
+    "/": ("//", "*"),
+    "//": ("/", "%", "*"),
+    "%": ("//", "/"),
+    "**": ("*",),
+    "<<": (">>",),
+    ">>": ("<<",),
+    "|": ("&", "^"),
+    "&": ("|", "^"),
+    "^": ("|", "&"),
+    "@": ("*",),
+}
+
+
+def _op_arithmetic(ctx: _Ctx) -> Iterator[_Edit]:
+    """``+`` ↔ ``-``, ``*`` ↔ ``/``, ``/`` ↔ ``//``…, in expressions and ``x += …``.
+
+    Also ``total = x`` → ``total += x`` inside a loop (a lost accumulator) and dropping
+    a stray unary minus, ranked last.
+    """
+    for node in ctx.nodes:
+        if isinstance(node, ast.BinOp):
+            token = ctx.token_between(node.left, node.right)
+            symbol = _ARITH_SYMBOL.get(type(node.op))
+            if token is None or symbol is None:
+                continue
+            for rank, alt in enumerate(_ARITH_ALTERNATIVES[symbol]):
+                yield _Edit((rank, token[0]), token[0], token[1], alt, _change(symbol, alt))
+        elif isinstance(node, ast.AugAssign):
+            token = ctx.token_between(node.target, node.value)
+            symbol = _ARITH_SYMBOL.get(type(node.op))
+            if token is None or symbol is None:
+                continue
+            for rank, alt in enumerate((*_ARITH_ALTERNATIVES[symbol], "")):
+                new = alt + "="
+                yield _Edit(
+                    (rank if alt else 3, token[0]),
+                    token[0],
+                    token[1],
+                    new,
+                    _change(symbol + "=", new),
+                )
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            in_loop = any(isinstance(a, ast.For | ast.While) for a in _until_scope(ctx, node))
+            token = ctx.token_between(node.targets[0], node.value)
+            if in_loop and token is not None and ctx.source[token[0] : token[1]] == "=":
+                yield _Edit((4, token[0]), token[0], token[1], "+=", _change("=", "+="))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            span = ctx.span(node)
+            if span is None or ctx.line_of(span[0]) != ctx.line:
+                continue
+            operand = ctx.span(node.operand)
+            if operand is None or _int_value(node) is not None:
+                continue
+            inner = ctx.source[span[0] + 1 : span[1]].strip()
+            replaced = ctx.replace_node(node, inner, _prec(node.operand, inner))
+            if replaced:
+                yield _Edit((5, span[0]), *replaced, _change(ctx.text(node), inner))
+
+
+def _until_scope(ctx: _Ctx, node: ast.AST) -> Iterator[ast.AST]:
+    """Ancestors of ``node`` up to (not including) the enclosing function or class."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, _SCOPES):
+            return
+        yield ancestor
+
+
+def _bumps(ctx: _Ctx, node: ast.AST, *, plus_first: bool = True) -> list[tuple[int, str, int]]:
+    """Off-by-one variants of an expression: (rank, text, precedence), best first.
+
+    ``n`` → ``n ± 1`` for literals, ``e ± k`` → ``e`` for adjusted expressions, else
+    ``e + 1`` / ``e - 1``.
+    """
+    value = _int_value(node)
+    if value is not None:
+        order = (value + 1, value - 1) if plus_first else (value - 1, value + 1)
+        return [(i, str(v), _ATOM if v >= 0 else 13) for i, v in enumerate(order)]
+    k = _int_value(node.right) if isinstance(node, ast.BinOp) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub) and k is not None:
+        # `e - 1` → `e` first, then `e - 2` (never `e - 0`: that is the first).
+        token = ctx.token_between(node.left, node.right, on_line=False)
+        span = ctx.span(node)
+        if token is None or span is None:
+            return []
+        left = ctx.source[span[0] : token[0]].rstrip()
+        sign = ctx.source[token[0] : token[1]]
+        out = [(0, left, _prec(node.left, left) if left == ctx.text(node.left) else _ATOM)]
+        out.extend((1, f"{left} {sign} {v}", 11) for v in (k + 1, k - 1) if v > 0)
+        return out
+    text = ctx.wrap(node, 11)
+    signs = ("+", "-") if plus_first else ("-", "+")
+    return [(1 + i, f"{text} {sign} 1", 11) for i, sign in enumerate(signs)]
+
+
+def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
+    """Loop bounds, ``len(x) - 1``, indices and integer literals one too big or small."""
+    targets: list[tuple[int, ast.AST, bool]] = []  # (base rank, node, plus first)
+    for node in ctx.nodes:
+        if _is_call_to(node, "range") and isinstance(node, ast.Call):
+            args = [a for a in node.args if not isinstance(a, ast.Starred)]
+            if len(args) == len(node.args) and 1 <= len(args) <= 3:
+                stop = args[0] if len(args) == 1 else args[1]
+                targets.append((0, stop, True))
+                if len(args) > 1:
+                    targets.append((1, args[0], False))
+        elif _is_call_to(node, "len"):
+            parent = ctx.parents.get(node)
+            adjusted = (
+                isinstance(parent, ast.BinOp)
+                and isinstance(parent.op, ast.Add | ast.Sub)
+                and parent.left is node
+                and _int_value(parent.right) is not None
+            )
+            targets.append((0, parent if adjusted and parent else node, False))
+        elif isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            index = node.slice
+            if not isinstance(index, ast.Tuple) and not (
+                isinstance(index, ast.Constant) and not isinstance(index.value, int)
+            ):
+                targets.append((1, index, True))
+        elif _int_value(node) is not None:
+            parent = ctx.parents.get(node)
+            if parent is not None and _int_value(parent) is not None:
+                continue  # the `1` inside `-1`: handled as the literal `-1`
+            if isinstance(parent, ast.Slice):
+                continue  # slice bounds belong to the slice-bound operator
+            targets.append((2, node, True))
+    done: set[tuple[int, int]] = set()
+    for base, node, plus_first in targets:
+        span = ctx.span(node)
+        if span is None or span in done or not ctx.touches(node):
+            continue
+        done.add(span)
+        for rank, text, prec in _bumps(ctx, node, plus_first=plus_first):
+            replaced = ctx.replace_node(node, text, prec)
+            if replaced:
+                yield _Edit((base, rank, span[0]), *replaced, _change(ctx.text(node), text))
+
+
+def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
+    """``x[a:b]`` bounds ±1, and ``x[:-1]`` ↔ ``x[:]``: fencepost errors in slices."""
+    for node in ctx.of_type(ast.Slice):
+        assert isinstance(node, ast.Slice)
+        span = ctx.span(node)
+        if span is None:
+            continue
+        lower, upper, step = node.lower, node.upper, node.step
+        step_text = "" if step is None else ":" + ctx.text(step)
+        lower_text = "" if lower is None else ctx.text(lower)
+        upper_text = "" if upper is None else ctx.text(upper)
+        whole = ctx.source[span[0] : span[1]]
+
+        def rebuilt(lo: str, up: str, step_text: str = step_text) -> str:
+            return f"{lo}:{up}{step_text}"
+
+        if upper is None:
+            new = rebuilt(lower_text, "-1")
+            yield _Edit((1, 0, span[0]), span[0], span[1], new, _change(whole, new))
+        else:
+            if _int_value(upper) == -1:
+                new = rebuilt(lower_text, "")
+                yield _Edit((0, 0, span[0]), span[0], span[1], new, _change(whole, new))
+            for rank, text, prec in _bumps(ctx, upper):
+                replaced = ctx.replace_node(upper, text, prec)
+                if replaced:
+                    yield _Edit((1, rank, span[0]), *replaced, _change(upper_text, text))
+            if _int_value(upper) != -1:
+                new = rebuilt(lower_text, "")
+                yield _Edit((3, 0, span[0]), span[0], span[1], new, _change(whole, new))
+        if lower is None:
+            new = rebuilt("1", upper_text)
+            yield _Edit((2, 0, span[0]), span[0], span[1], new, _change(whole, new))
+        else:
+            for rank, text, prec in _bumps(ctx, lower):
+                replaced = ctx.replace_node(lower, text, prec)
+                if replaced:
+                    yield _Edit((1, rank + 1, span[0]), *replaced, _change(lower_text, text))
+            new = rebuilt("", upper_text)
+            yield _Edit((3, 1, span[0]), span[0], span[1], new, _change(whole, new))
+
+
+def _op_boolean_operator(ctx: _Ctx) -> Iterator[_Edit]:
+    """``and`` ↔ ``or``: the whole chain at once first, then each operator alone."""
+    for node in ctx.of_type(ast.BoolOp):
+        assert isinstance(node, ast.BoolOp)
+        alt = "or" if isinstance(node.op, ast.And) else "and"
+        tokens = [
+            ctx.token_between(a, b, on_line=False) for a, b in itertools.pairwise(node.values)
+        ]
+        if any(t is None for t in tokens):
+            continue
+        spans = [t for t in tokens if t is not None]
+        if not any(ctx.line_of(s) == ctx.line for s, _ in spans):
+            continue
+        old = "and" if alt == "or" else "or"
+        if len(spans) > 1:
+            first, last = spans[0][0], spans[-1][1]
+            text = ctx.source[first:last]
+            for s, e in reversed(spans):
+                text = text[: s - first] + alt + text[e - first :]
+            yield _Edit((0, first), first, last, text, f"every `{old}` → `{alt}`")
+        for s, e in spans:
+            if ctx.line_of(s) == ctx.line:
+                yield _Edit((1, s), s, e, alt, _change(old, alt))
+
+
+def _negation(ctx: _Ctx, node: ast.AST) -> tuple[int, int, str] | None:
+    """``node`` negated: ``not c`` → ``c``, otherwise ``not c`` (parenthesised if needed)."""
+    span = ctx.span(node)
+    if span is None:
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = ctx.source[span[0] + 3 : span[1]].strip()
+        if not inner:
+            return None
+        prec = _prec(node.operand, inner) if inner == ctx.text(node.operand) else _ATOM
+        return ctx.replace_node(node, inner, prec)
+    # `not (a < b)` rather than the legal but easily misread `not a < b`.
+    return ctx.replace_node(node, "not " + ctx.wrap(node, 7), 5)
+
+
+def _op_negate_condition(ctx: _Ctx) -> Iterator[_Edit]:
+    """``if c:`` → ``if not c:`` (and ``while``, ternaries, comprehension filters).
+
+    Also drops an existing ``not`` on the line, then negates single operands of an
+    ``and``/``or`` (``a and b`` → ``a and not b``).
+    """
+    tests: list[tuple[int, ast.AST]] = []
+    for node in ctx.nodes:
+        if isinstance(node, ast.If | ast.While | ast.IfExp):
+            tests.append((0, node.test))
+        elif isinstance(node, ast.comprehension):
+            tests.extend((0, cond) for cond in node.ifs)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            tests.append((0, node))
+        elif isinstance(node, ast.BoolOp):
+            tests.extend((1, value) for value in node.values)
+    done: set[tuple[int, int]] = set()
+    for rank, test in tests:
+        span = ctx.span(test)
+        if span is None or span in done or not ctx.touches(test):
+            continue
+        done.add(span)
+        negated = _negation(ctx, test)
+        if negated:
+            yield _Edit((rank, span[0]), *negated, _change(ctx.text(test), negated[2]))
+
+
+_COMMUTATIVE_CALLS = frozenset({"min", "max", "hypot", "gcd", "lcm", "set", "frozenset"})
+_NON_COMMUTATIVE = (
+    ast.Sub,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.LShift,
+    ast.RShift,
+    ast.MatMult,
+)
+
+
+def _swap(ctx: _Ctx, a: ast.AST, b: ast.AST) -> tuple[int, int, str] | None:
+    """Swap two sibling spans (call arguments), keeping what lies between them."""
+    sa, sb = ctx.span(a), ctx.span(b)
+    if sa is None or sb is None or sa[1] > sb[0]:
+        return None
+    src = ctx.source
+    text = src[sb[0] : sb[1]] + src[sa[1] : sb[0]] + src[sa[0] : sa[1]]
+    return sa[0], sb[1], text
+
+
+def _op_swap_arguments(ctx: _Ctx) -> Iterator[_Edit]:
+    """``f(a, b)`` → ``f(b, a)`` and ``a - b`` → ``b - a``: operands in the wrong order."""
+    for node in ctx.nodes:
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in _COMMUTATIVE_CALLS:
+                continue
+            args = node.args
+            pairs: list[tuple[int, ast.AST, ast.AST]] = []
+            for i, first in enumerate(args):
+                stop = len(args) if len(args) <= 5 else min(i + 2, len(args))
+                pairs.extend((0 if j == i + 1 else 1, first, args[j]) for j in range(i + 1, stop))
+            keywords = [k for k in node.keywords if k.arg is not None]
+            pairs.extend((2, k.value, m.value) for k, m in itertools.pairwise(keywords))
+            for rank, a, b in pairs:
+                if isinstance(a, ast.Starred) or isinstance(b, ast.Starred):
+                    continue
+                if not (ctx.touches(a) or ctx.touches(b)) or ctx.text(a) == ctx.text(b):
+                    continue
+                swapped = _swap(ctx, a, b)
+                if swapped:
+                    desc = f"swap `{_show(ctx.text(a))}` and `{_show(ctx.text(b))}`"
+                    yield _Edit((rank, swapped[0]), *swapped, desc)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, _NON_COMMUTATIVE):
+            swapped = _swap_operands(ctx, node)
+            if swapped:
+                desc = _change(ctx.text(node), swapped[2])
+                yield _Edit((0, swapped[0]), *swapped, desc)
+
+
+def _swap_operands(ctx: _Ctx, node: ast.BinOp) -> tuple[int, int, str] | None:
+    token = ctx.token_between(node.left, node.right)
+    span = ctx.span(node)
+    if token is None or span is None:
+        return None
+    src = ctx.source
+    left = src[span[0] : token[0]].rstrip()
+    right = src[token[1] : span[1]].lstrip()
+    middle = src[span[0] + len(left) : span[1] - len(right)]
+    p = _BINOP_PREC.get(type(node.op), 12)
+    need_left, need_right = (15, 13) if isinstance(node.op, ast.Pow) else (p, p + 1)
+
+    def fit(text: str, operand: ast.AST, need: int) -> str:
+        bare = text == ctx.text(operand)
+        return f"({text})" if bare and _prec(operand, text) < need else text
+
+    new = fit(right, node.right, need_left) + middle + fit(left, node.left, need_right)
+    return span[0], span[1], new
+
+
+# ---------------------------------------------------------------- scope & kinds
+
+_KIND_NAMES = {
+    "int": "int",
+    "float": "float",
+    "str": "str",
+    "bytes": "bytes",
+    "bool": "bool",
+    "list": "list",
+    "List": "list",
+    "Sequence": "list",
+    "dict": "dict",
+    "Dict": "dict",
+    "Mapping": "dict",
+    "set": "set",
+    "Set": "set",
+    "frozenset": "set",
+    "tuple": "tuple",
+    "Tuple": "tuple",
+}
+_EMPTY = {
+    "int": "0",
+    "float": "0.0",
+    "str": '""',
+    "bytes": 'b""',
+    "bool": "False",
+    "list": "[]",
+    "dict": "{}",
+    "set": "set()",
+    "tuple": "()",
+}
+_CALL_KINDS = {
+    "int": "int",
+    "len": "int",
+    "float": "float",
+    "str": "str",
+    "repr": "str",
+    "bool": "bool",
+    "isinstance": "bool",
+    "list": "list",
+    "sorted": "list",
+    "dict": "dict",
+    "set": "set",
+    "tuple": "tuple",
+}
+
+
+def _annotation_kind(annotation: ast.AST | None) -> str | None:
+    """The kind an annotation names (``list[int]`` → list; ``X | None`` → None: unsure)."""
+    if isinstance(annotation, ast.Name):
+        return _KIND_NAMES.get(annotation.id)
+    if isinstance(annotation, ast.Attribute):
+        return _KIND_NAMES.get(annotation.attr)
+    if isinstance(annotation, ast.Subscript):
+        return _annotation_kind(annotation.value) if annotation.value else None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            return _annotation_kind(ast.parse(annotation.value, mode="eval").body)
+        except Exception:
+            return None
+    return None
+
+
+def _value_kind(value: ast.AST | None, env: dict[str, _Var] | None = None) -> str | None:
+    """A guess at the kind of value an expression produces, or ``None``.
+
+    ``env`` gives the kinds of variables seen so far, so ``mid = (lo + hi) // 2`` is
+    an int when ``lo`` and ``hi`` are.
+    """
+    if isinstance(value, ast.Name) and env is not None:
+        var = env.get(value.id)
+        return var.kind if var is not None else None
+    if isinstance(value, ast.BinOp) and not isinstance(value.op, ast.MatMult):
+        kinds = {_value_kind(value.left, env), _value_kind(value.right, env)}
+        if not kinds <= {"int", "float", "bool", None} or kinds <= {None}:
+            left = _value_kind(value.left, env)
+            return left if left in ("str", "list", "tuple", "bytes") else None
+        if isinstance(value.op, ast.Div) or "float" in kinds:
+            return "float"
+        return "int" if None not in kinds else None
+    if isinstance(value, ast.Constant):
+        if value.value is None or value.value is Ellipsis:
+            return None
+        return type(value.value).__name__
+    if isinstance(value, ast.List | ast.ListComp):
+        return "list"
+    if isinstance(value, ast.Dict | ast.DictComp):
+        return "dict"
+    if isinstance(value, ast.Set | ast.SetComp):
+        return "set"
+    if isinstance(value, ast.Tuple):
+        return "tuple"
+    if isinstance(value, ast.JoinedStr):
+        return "str"
+    if isinstance(value, ast.Compare) or (
+        isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
+    ):
+        return "bool"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return _CALL_KINDS.get(value.func.id)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        return _value_kind(value.operand, env)
+    if isinstance(value, ast.IfExp):
+        body, orelse = _value_kind(value.body, env), _value_kind(value.orelse, env)
+        return body if body == orelse else None
+    return None
+
+
+@dataclass
+class _Var:
+    name: str
+    first_line: int
+    kinds: set[str | None] = field(default_factory=set)
+    lines: set[int] = field(default_factory=set)  # where the name is used or bound
+    hints: set[str] = field(default_factory=set)  # "container"/"number", from its uses
+
+    def distance(self, line: int) -> int:
+        return min((abs(n - line) for n in self.lines), default=1_000_000)
+
+    @property
+    def kind(self) -> str | None:
+        known = {k for k in self.kinds if k is not None}
+        if len(known) == 1:  # unknown reassignments (`lo = mid + 1`) don't contradict it
+            return next(iter(known))
+        if not known and len(self.hints) == 1:
+            return next(iter(self.hints))
+        return None
+
+
+def _scope_nodes(root: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of ``root``'s own scope (nested functions, classes, comprehensions skipped)."""
+    stack = list(reversed(list(ast.iter_child_nodes(root))))
+    while stack:  # pre-order, source order: earlier assignments inform later kinds
+        node = stack.pop()
+        yield node
+        if isinstance(node, (*_SCOPES, *_COMPREHENSIONS, ast.JoinedStr)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _scope_vars(scope: ast.AST) -> dict[str, _Var]:
+    """Parameters and assigned locals of a function (or module), with guessed kinds."""
+    out: dict[str, _Var] = {}
+
+    def add(name: str, line: int, kind: str | None) -> None:
+        var = out.setdefault(name, _Var(name, line))
+        var.first_line = min(var.first_line, line)
+        var.kinds.add(kind)
+
+    if isinstance(scope, _FUNCS):
+        a = scope.args
+        positional = [*a.posonlyargs, *a.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
+        defaults += a.defaults
+        for arg, default in [
+            *zip(positional, defaults, strict=True),
+            *zip(a.kwonlyargs, a.kw_defaults, strict=True),
+        ]:
+            kind = _annotation_kind(arg.annotation) or _value_kind(default)
+            add(arg.arg, scope.lineno, kind)
+        if a.vararg:
+            add(a.vararg.arg, scope.lineno, "tuple")
+        if a.kwarg:
+            add(a.kwarg.arg, scope.lineno, "dict")
+    typed: set[int] = set()
+    used: dict[str, set[int]] = {}
+    for node in _scope_nodes(scope):
+        if isinstance(node, ast.Name):
+            used.setdefault(node.id, set()).add(node.lineno)
+        targets: list[tuple[ast.AST, str | None]] = []
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Tuple)
+                    and isinstance(node.value, ast.Tuple)
+                    and len(target.elts) == len(node.value.elts)
+                ):  # `lo, hi = 0, len(xs) - 1`
+                    targets.extend(
+                        (t, _value_kind(v, out))
+                        for t, v in zip(target.elts, node.value.elts, strict=True)
+                    )
+                else:
+                    targets.append((target, _value_kind(node.value, out)))
+        elif isinstance(node, ast.AnnAssign):
+            targets = [(node.target, _annotation_kind(node.annotation))]
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            if _is_call_to(node.iter, "range"):
+                targets = [(node.target, "int")]
+            elif _is_call_to(node.iter, "enumerate") and isinstance(node.target, ast.Tuple):
+                targets = [(node.target.elts[0], "int")]
+        for bound, kind in targets:
+            if isinstance(bound, ast.Name):
+                add(bound.id, bound.lineno, kind)
+                typed.add(id(bound))
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            typed.add(id(node.target))  # `x += …` keeps x's kind
+            out.setdefault(node.target.id, _Var(node.target.id, node.target.lineno))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in typed:
+            add(node.id, node.lineno, None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            add(node.name, node.lineno, None)
+    hints = _usage_hints(scope)
+    for name, var in out.items():
+        var.lines = used.get(name, set()) | {var.first_line}
+        var.hints = hints.get(name, set())
+    return out
+
+
+def _usage_hints(scope: ast.AST) -> dict[str, set[str]]:
+    """What uses say about a name's kind: ``x[i]``/``len(x)``/``in x`` → container,
+    ``x - 1``/``x / n``/``x < 3`` → number; so ``lo`` is never swapped for the list ``a``.
+    """
+    hints: dict[str, set[str]] = {}
+
+    def hint(node: ast.AST, kind: str) -> None:
+        if isinstance(node, ast.Name):
+            hints.setdefault(node.id, set()).add(kind)
+
+    for node in _scope_nodes(scope):
+        if isinstance(node, ast.Subscript):
+            hint(node.value, "container")
+        elif _is_call_to(node, "len") and isinstance(node, ast.Call) and node.args:
+            hint(node.args[0], "container")
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            hint(node.iter, "container")
+        elif isinstance(node, _COMPREHENSIONS):
+            hint(node.generators[0].iter, "container")
+        elif isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops):
+                if isinstance(op, ast.In | ast.NotIn):
+                    hint(operands[i + 1], "container")
+                elif isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):
+                    pair = (operands[i], operands[i + 1])
+                    if any(_value_kind(o) in ("int", "float") for o in pair):
+                        for operand in pair:
+                            hint(operand, "number")
+        elif isinstance(node, ast.BinOp):
+            numeric_literal = any(
+                _value_kind(o) in ("int", "float") for o in (node.left, node.right)
+            )
+            if isinstance(node.op, ast.Sub | ast.Div | ast.FloorDiv | ast.Pow) or (
+                isinstance(node.op, ast.Add) and numeric_literal
+            ):
+                hint(node.left, "number")
+                hint(node.right, "number")
+    return hints
+
+
+_NUMBER_KINDS = frozenset({"int", "float", "number"})
+_CONTAINER_KINDS = frozenset({"list", "dict", "set", "tuple", "str", "bytes", "container"})
+
+
+def _compatible(a: str | None, b: str | None) -> bool:
+    """Kinds that could stand for each other: unknown, equal, both numbers or containers.
+
+    (A "container" hint is compatible with any container kind; ``list`` vs ``str`` is not.)
+    """
+    if a is None or b is None or a == b:
+        return True
+    if a in _NUMBER_KINDS and b in _NUMBER_KINDS:
+        return True
+    return "container" in (a, b) and a in _CONTAINER_KINDS and b in _CONTAINER_KINDS
+
+
+def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
+    """Use of the wrong variable: one name on the line swapped for another in scope.
+
+    Candidates are the enclosing function's parameters and locals (the module's names
+    at top level), of the same kind when both kinds can be guessed; those defined
+    before the line and with similar names (``i``/``j``, ``width``/``height``) first.
+    """
+    func = ctx.enclosing_function()
+    scope: ast.AST = func if func is not None else ctx.tree
+    variables = _scope_vars(scope)
+    not_variables = ctx.callables | set(dir(builtins))
+    for name in list(variables):
+        if name in {"self", "cls"} or (func is None and name in not_variables):
+            del variables[name]
+    for node in ctx.of_type(ast.Name):
+        assert isinstance(node, ast.Name)
+        parent = ctx.parents.get(node)
+        if not isinstance(node.ctx, ast.Load) or node.id in {"self", "cls"}:
+            continue
+        if isinstance(parent, ast.Call) and parent.func is node:
+            continue
+        if node.id not in variables and node.id in not_variables:
+            continue
+        span = ctx.span(node)
+        if span is None:
+            continue
+        own = variables.get(node.id)
+        own_kind = own.kind if own else None
+
+        def score(
+            var: _Var, own: str = node.id, own_kind: str | None = own_kind
+        ) -> tuple[int, int, int, float, str]:
+            same = 0 if own_kind is not None and var.kind == own_kind else 1
+            before = 0 if var.first_line < ctx.line else 1
+            distance = var.distance(ctx.line)
+            near = 0 if distance <= 2 else 1 if distance <= 10 else 2  # mix-ups are local
+            similar = difflib.SequenceMatcher(None, own, var.name).ratio()
+            return same, before, near, -similar, var.name
+
+        candidates = sorted(
+            (v for v in variables.values() if v.name != node.id and _compatible(own_kind, v.kind)),
+            key=score,
+        )
+        for rank, var in enumerate(candidates[:6]):
+            yield _Edit((rank, span[0]), span[0], span[1], var.name, _change(node.id, var.name))
+    yield from _wrong_attribute(ctx)
+
+
+def _wrong_attribute(ctx: _Ctx) -> Iterator[_Edit]:
+    """``self.width`` where ``self.height`` was meant (attributes the class assigns)."""
+    for node in ctx.of_type(ast.Attribute):
+        assert isinstance(node, ast.Attribute)
+        if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            continue
+        parent = ctx.parents.get(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            continue
+        cls = next((a for a in ctx.ancestors(node) if isinstance(a, ast.ClassDef)), None)
+        span = ctx.span(node)
+        if cls is None or span is None:
+            continue
+        if not ctx.source.startswith(node.attr, span[1] - len(node.attr)):
+            continue
+        attrs = sorted(
+            {
+                n.attr
+                for n in ast.walk(cls)
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.ctx, ast.Store)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+                and n.attr != node.attr
+            },
+            key=lambda a: (-difflib.SequenceMatcher(None, node.attr, a).ratio(), a),
+        )
+        start = span[1] - len(node.attr)
+        for rank, attr in enumerate(attrs[:4]):
+            yield _Edit(
+                (rank + 1, start),
+                start,
+                span[1],
+                attr,
+                _change(f"self.{node.attr}", f"self.{attr}"),
+            )
+
+
+def _function_returns(func: ast.AST) -> list[ast.Return]:
+    return [n for n in _scope_nodes(func) if isinstance(n, ast.Return)]
+
+
+def _sensible_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """What a guard should return: the empty value of the declared or returned kind."""
+    kind = _annotation_kind(func.returns)
+    if kind is None and func.returns is None:
+        kinds = {_value_kind(r.value) for r in _function_returns(func) if r.value is not None}
+        kinds.discard(None)
+        kind = next(iter(kinds)) if len(kinds) == 1 else None
+    return _EMPTY.get(kind or "", "None")
+
+
+def _insertion_point(
+    ctx: _Ctx, func: ast.FunctionDef | ast.AsyncFunctionDef | None
+) -> tuple[ast.stmt, int, str] | None:
+    """Where a guard for the line goes: (statement, offset of its line, indentation).
+
+    The statement holding the line, widened to one that begins its own line (not the
+    ``return x`` of ``if c: return x``) and is not an ``elif``, which nothing can
+    precede.  ``None`` when the line is no statement's own (a blank line, a comment,
+    a decorator) or is the function's own header.
+    """
+    stmt = ctx.innermost_statement()
+    if stmt is None or stmt is func:
+        return None
+    body = getattr(stmt, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        first = body[0]
+        decorators = getattr(first, "decorator_list", [])
+        first_line = min([first.lineno, *(d.lineno for d in decorators)])
+        if ctx.line >= first_line:
+            return None  # inside the body, but in no statement of it
+    while stmt is not None and stmt is not func:
+        span = ctx.span(stmt)
+        if span is None:
+            return None
+        line_start = ctx.starts[ctx.line_of(span[0]) - 1]
+        prefix = ctx.source[line_start : span[0]]
+        if not prefix.strip() and not ctx.source.startswith("elif", span[0]):
+            return stmt, line_start, prefix
+        parent = ctx.parents.get(stmt)
+        stmt = parent if isinstance(parent, ast.stmt) else None
+    return None
+
+
+def _op_none_check(ctx: _Ctx) -> Iterator[_Edit]:
+    """A missing ``None``/empty guard for a parameter (or loop item) used on the line.
+
+    Inserts ``if x is None: return None`` (then ``return <empty value>`` and
+    ``if not x:`` variants) at the statement's indentation, just before it; inside a
+    loop, for the loop variable, ``continue`` instead.
+    """
+    func = ctx.enclosing_function()
+    point = _insertion_point(ctx, func)
+    if point is None:
+        return
+    stmt, line_start, indent = point
+    unit = "\t" if "\t" in indent else "    "
+    if func is not None and func.body and "\t" not in indent:
+        body_col = _pos(func.body[0])
+        def_col = _pos(func)
+        if body_col and def_col and body_col[1] > def_col[1]:
+            unit = " " * (body_col[1] - def_col[1])
+    in_func = func is not None and any(a is func for a in ctx.ancestors(stmt))
+    params: set[str] = set()
+    if in_func and func is not None:
+        a = func.args
+        params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]} - {"self", "cls"}
+    loop_vars: set[str] = set()
+    for ancestor in _until_scope(ctx, stmt):
+        if isinstance(ancestor, ast.For | ast.AsyncFor) and stmt not in (ancestor.orelse or []):
+            loop_vars.update(n.id for n in ast.walk(ancestor.target) if isinstance(n, ast.Name))
+    names: list[tuple[int, str]] = []
+    for node in ctx.of_type(ast.Name):
+        assert isinstance(node, ast.Name)
+        if not isinstance(node.ctx, ast.Load) or not ctx.touches(node):
+            continue
+        parent = ctx.parents.get(node)
+        dereferenced = (
+            (isinstance(parent, ast.Attribute | ast.Subscript) and parent.value is node)
+            or (isinstance(parent, ast.Call) and parent.func is not node)
+            or isinstance(parent, ast.For | ast.comprehension)
+        )
+        if node.id in params or node.id in loop_vars:
+            names.append((0 if dereferenced else 1, node.id))
+    ordered: list[str] = []
+    for _, name in sorted(names, key=lambda p: p[0]):
+        if name not in ordered:
+            ordered.append(name)
+    sensible = _sensible_return(func) if in_func and func is not None else "None"
+    nl = ctx.newline
+    for index, name in enumerate(ordered):
+        if name in params:
+            guards = [(f"{name} is None", "return None"), (f"{name} is None", f"return {sensible}")]
+            guards.append((f"not {name}", f"return {sensible}"))
+        else:
+            guards = [(f"{name} is None", "continue"), (f"not {name}", "continue")]
+        for rank, (cond, action) in enumerate(guards):
+            text = f"{indent}if {cond}:{nl}{indent}{unit}{action}{nl}"
+            yield _Edit(
+                (rank, index),
+                line_start,
+                line_start,
+                text,
+                f"insert `if {cond}: {action}`",
+            )
+
+
+_BOOL_CALLS = frozenset(
+    {"isinstance", "issubclass", "hasattr", "callable", "any", "all", "bool", "exists"}
+)
+_NUMERIC_CALLS = frozenset({"len", "sum", "abs", "int", "float", "round", "min", "max"})
+
+
+def _is_boolish(node: ast.AST) -> bool:
+    if isinstance(node, ast.Compare | ast.BoolOp):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return name in _BOOL_CALLS or name.startswith(("is_", "has_", "startswith", "endswith"))
+    return False
+
+
+def _is_numeric(node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp):
+        return not isinstance(node.op, ast.BitOr | ast.BitAnd | ast.BitXor)
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    return _is_call_to(node, *_NUMERIC_CALLS)
+
+
+def _op_return_value(ctx: _Ctx) -> Iterator[_Edit]:
+    """The wrong value returned: ``True`` ↔ ``False``, ``not x``, ``None``, ``-x``."""
+    func = ctx.enclosing_function()
+    returns_bool = func is not None and _annotation_kind(func.returns) == "bool"
+    for node in ctx.of_type(ast.Return):
+        assert isinstance(node, ast.Return)
+        span = ctx.span(node)
+        if span is None:
+            continue
+        value = node.value
+        if value is None:
+            others = _function_returns(func) if func is not None else []
+            if any(
+                isinstance(r.value, ast.Constant) and isinstance(r.value.value, bool)
+                for r in others
+            ):
+                for rank, text in enumerate(("return False", "return True")):
+                    yield _Edit((rank, span[0]), span[0], span[1], text, _change("return", text))
+            continue
+        old = ctx.text(value)
+        options: list[tuple[int, tuple[int, int, str] | None]] = []
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            options.append((0, ctx.replace_node(value, str(not value.value), _ATOM)))
+        elif _is_boolish(value) or returns_bool:
+            options.append((0, _negation(ctx, value)))
+        if not (isinstance(value, ast.Constant) and value.value is None):
+            options.append((1, ctx.replace_node(value, "None", _ATOM)))
+        if _is_numeric(value):
+            options.append((2, ctx.replace_node(value, "-" + ctx.wrap(value, 13), 13)))
+        if isinstance(value, ast.Tuple) and len(value.elts) == 2:
+            options.append((2, _swap(ctx, value.elts[0], value.elts[1])))
+        if not _is_boolish(value) and not returns_bool:
+            options.append((3, _negation(ctx, value)))
+        for rank, option in options:
+            if option:
+                yield _Edit((rank, span[0]), *option, _change(old, option[2]))
+
+
+def _in_annotation(ctx: _Ctx, node: ast.AST) -> bool:
+    child = node
+    for parent in ctx.ancestors(node):
+        if isinstance(parent, ast.arg):
+            return child is parent.annotation
+        if isinstance(parent, _FUNCS):
+            return child is parent.returns
+        if isinstance(parent, ast.AnnAssign):
+            return child is parent.annotation
+        if isinstance(parent, ast.stmt):
+            return False
+        child = parent
+    return False
+
+
+def _is_identity_operand(ctx: _Ctx, node: ast.AST) -> bool:
+    parent = ctx.parents.get(node)
+    return isinstance(parent, ast.Compare) and any(
+        isinstance(op, ast.Is | ast.IsNot) for op in parent.ops
+    )
+
+
+def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
+    """A wrong literal: ``True`` ↔ ``False``, ``0`` ↔ ``1``, ``""`` ↔ ``None``."""
+    for node in ctx.of_type(ast.Constant):
+        assert isinstance(node, ast.Constant)
+        value = node.value
+        if _in_annotation(ctx, node) or _is_identity_operand(ctx, node):
+            continue  # `-> None`, `x is None`: changing these is never the fix
+        if isinstance(value, bool):
+            alts = [str(not value)]
+        elif type(value) is int and value in (0, 1):
+            if isinstance(ctx.parents.get(node), ast.UnaryOp):
+                continue
+            alts = [str(1 - value)]
+        elif type(value) is float and value in (0.0, 1.0):
+            alts = ["1.0" if value == 0.0 else "0.0"]
+        elif value is None:
+            alts = ['""', "0", "False"]
+        elif value == "":
+            alts = ["None"]
+        else:
+            continue
+        span = ctx.span(node)
+        if span is None:
+            continue
+        for rank, alt in enumerate(alts):
+            yield _Edit((rank, span[0]), span[0], span[1], alt, _change(ctx.text(node), alt))
+
+
+_DUALS = {
+    "min": "max",
+    "max": "min",
+    "any": "all",
+    "all": "any",
+    "floor": "ceil",
+    "ceil": "floor",
+    "argmin": "argmax",
+    "argmax": "argmin",
+    "idxmin": "idxmax",
+    "idxmax": "idxmin",
+    "startswith": "endswith",
+    "endswith": "startswith",
+    "lstrip": "rstrip",
+    "rstrip": "lstrip",
+    "ljust": "rjust",
+    "rjust": "ljust",
+    "find": "rfind",
+    "rfind": "find",
+    "index": "rindex",
+    "rindex": "index",
+}
+
+
+def _op_min_max(ctx: _Ctx) -> Iterator[_Edit]:
+    """``min`` ↔ ``max``, ``any`` ↔ ``all`` (and other dual functions/methods)."""
+    for node in ctx.of_type(ast.Call):
+        assert isinstance(node, ast.Call)
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if not isinstance(name, str) or name not in _DUALS or not ctx.touches(func):
+            continue
+        span = ctx.span(func)
+        if span is None or not ctx.source.startswith(name, span[1] - len(name)):
+            continue
+        start = span[1] - len(name)
+        dual = _DUALS[name]
+        yield _Edit((0, start), start, span[1], dual, _change(name, dual))
+
+
+_GENERATORS: dict[str, Callable[[_Ctx], Iterable[_Edit]]] = {
+    "comparison": _op_comparison,
+    "arithmetic": _op_arithmetic,
+    "off-by-one": _op_off_by_one,
+    "boolean-operator": _op_boolean_operator,
+    "negate-condition": _op_negate_condition,
+    "swap-arguments": _op_swap_arguments,
+    "none-check": _op_none_check,
+    "wrong-variable": _op_wrong_variable,
+    "return-value": _op_return_value,
+    "constant": _op_constant,
+    "membership": _op_membership,
+    "identity": _op_identity,
+    "min-max": _op_min_max,
+    "slice-bound": _op_slice_bound,
+}

@@ -1,0 +1,168 @@
+"""Which command runs a repository's tests: the repository's config, else pytest's own
+configuration, else the usual test-file conventions. Nothing is executed here.
+
+Order (first hit wins):
+
+1. ``fix.test_command`` from ``.kaizen.yml`` - a shell string, run as ``sh -c``;
+2. a pytest configuration, checked in pytest's own precedence: ``pytest.ini`` /
+   ``.pytest.ini``, ``pytest.toml`` / ``.pytest.toml`` (pytest 9), ``pyproject.toml``
+   (``[tool.pytest.ini_options]`` or ``[tool.pytest]``), ``tox.ini`` (``[pytest]``),
+   ``setup.cfg`` (``[tool:pytest]``) - all give ``python3 -m pytest`` (pytest reads its
+   ``testpaths`` and options itself);
+3. conventions: a ``tests/`` or ``test/`` folder holding Python files, or
+   ``test_*.py`` / ``*_test.py`` files anywhere (virtualenvs, ``.git``, ``node_modules``
+   and build folders skipped) - ``python3 -m pytest``.
+
+No tests found: ``None``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Source = Literal[
+    "config", "pytest.ini", "pytest.toml", "pyproject", "tox.ini", "setup.cfg", "convention"
+]
+
+PYTEST_ARGV = ("python3", "-m", "pytest")
+MAX_CONFIG_BYTES = 1024 * 1024  # a config file bigger than this is not read
+MAX_WALK_ENTRIES = 50_000  # directory entries looked at before giving up on conventions
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".tox",
+        ".nox",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+        "build",
+        "dist",
+        "site-packages",
+    }
+)
+
+
+@dataclass(frozen=True)
+class TestCommand:
+    """The argv that runs a repository's tests, and where it came from."""
+
+    argv: list[str]
+    source: Source
+
+    __test__ = False  # not a pytest test class
+
+
+def detect_test_command(repo: Path, configured: str | None = None) -> TestCommand | None:
+    """The command that runs ``repo``'s tests, or ``None`` when it seems to have none.
+
+    ``configured`` is ``fix.test_command`` from the repository's config (``None`` or blank:
+    detect). Only reads files; never runs anything from the repository.
+    """
+    if configured is not None and configured.strip():
+        return TestCommand(["sh", "-c", configured], "config")
+    repo = Path(repo)
+    source = _pytest_config_source(repo)
+    if source is not None:
+        return TestCommand(list(PYTEST_ARGV), source)
+    if _has_conventional_tests(repo):
+        return TestCommand(list(PYTEST_ARGV), "convention")
+    return None
+
+
+def _pytest_config_source(repo: Path) -> Source | None:
+    for name in ("pytest.ini", ".pytest.ini"):
+        if _regular_file(repo / name):
+            return "pytest.ini"  # pytest uses these even when empty
+    for name in ("pytest.toml", ".pytest.toml"):
+        if _regular_file(repo / name):
+            return "pytest.toml"
+    pyproject = _read(repo / "pyproject.toml")
+    if pyproject is not None and _pyproject_has_pytest(pyproject):
+        return "pyproject"
+    tox = _read(repo / "tox.ini")
+    if tox is not None and _has_section(tox, "pytest"):
+        return "tox.ini"
+    setup_cfg = _read(repo / "setup.cfg")
+    if setup_cfg is not None and _has_section(setup_cfg, "tool:pytest"):
+        return "setup.cfg"
+    return None
+
+
+def _pyproject_has_pytest(text: str) -> bool:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        # A broken pyproject.toml: fall back to looking for the table header.
+        return bool(re.search(r"^\s*\[\s*tool\.pytest(\.ini_options)?\s*\]", text, re.MULTILINE))
+    tool = data.get("tool")
+    pytest = tool.get("pytest") if isinstance(tool, dict) else None
+    return isinstance(pytest, dict)
+
+
+def _has_section(text: str, section: str) -> bool:
+    """An INI section header, found by pattern rather than configparser (which rejects
+    duplicate keys and interpolation that tox.ini files commonly hold)."""
+    return bool(re.search(rf"^\s*\[\s*{re.escape(section)}\s*\]", text, re.MULTILINE))
+
+
+def _regular_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_CONFIG_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def is_test_file_name(name: str) -> bool:
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _has_conventional_tests(repo: Path) -> bool:
+    for folder in ("tests", "test"):
+        path = repo / folder
+        if path.is_dir() and not path.is_symlink() and _walk_for(path, lambda n: n.endswith(".py")):
+            return True
+    return _walk_for(repo, is_test_file_name)
+
+
+def _walk_for(top: Path, wanted: Callable[[str], bool]) -> bool:
+    """Whether a file whose name satisfies ``wanted`` lies under ``top`` (bounded walk,
+    symlinked folders not followed, :data:`SKIP_DIRS` and virtualenvs skipped)."""
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(top, onerror=lambda _e: None):
+        seen += len(dirnames) + len(filenames)
+        if any(wanted(name) for name in filenames):
+            return True
+        if seen > MAX_WALK_ENTRIES:
+            return False
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and not d.endswith(".egg-info")
+            and not (Path(dirpath, d, "pyvenv.cfg")).exists()
+        )
+    return False
