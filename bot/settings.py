@@ -99,6 +99,9 @@ class Settings(BaseSettings):
     # Task limits: the broker's visibility timeout must stay above the hard limit.
     task_soft_time_limit_s: int = Field(default=1500, gt=0)
     task_time_limit_s: int = Field(default=1800, gt=0)
+    # A task whose worker died is handed to another worker this long after its time limit
+    # (Redis visibility timeout = time limit + margin).
+    redelivery_margin_s: int = Field(default=600, ge=5)
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = True

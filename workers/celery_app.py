@@ -31,8 +31,8 @@ TASK_ROUTES: dict[str, dict[str, str]] = {
 }
 
 # Long tasks (fixes run test suites) must stay invisible to other workers for longer than
-# they may run; otherwise Redis hands the same message to a second worker mid-run.
-_VISIBILITY_MARGIN_S = 600
+# they may run (``task_time_limit_s`` + ``redelivery_margin_s``); otherwise Redis hands
+# the same message to a second worker mid-run.
 
 
 class KaizenCelery(Celery):
@@ -88,7 +88,7 @@ def make_celery(settings: Settings, *, publisher: bool = False) -> KaizenCelery:
         if publisher:
             conf["broker_transport"] = "workers.redis_transport:Transport"
         conf["broker_transport_options"] = {
-            "visibility_timeout": settings.task_time_limit_s + _VISIBILITY_MARGIN_S,
+            "visibility_timeout": settings.task_time_limit_s + settings.redelivery_margin_s,
             "socket_timeout": settings.enqueue_timeout_s,
             "socket_connect_timeout": settings.enqueue_timeout_s,
             "retry_on_timeout": False,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from bot.github import marker
 from workers.fix.git_ops import clone, commit_and_push
 from workers.fix.loop import FixLoop, FixResult
 from workers.review.state import ReviewState
@@ -84,11 +85,12 @@ def fix_issue(
         )
         return {"status": "busy"}
     state.remember(cancel_key(job.repo, job.issue), "", 1.0)  # a new run clears old cancels
+    progress_key = f"fix-progress:{job.delivery_id}"
     progress_id = gh.post_issue_comment(
         job.repo,
         job.issue,
         f"Working on a fix (asked by @{job.requested_by}).",
-        key=f"fix-progress:{job.delivery_id}",
+        key=progress_key,
     )
     lines: list[str] = []
 
@@ -99,7 +101,9 @@ def fix_issue(
             gh.edit_issue_comment(
                 job.repo,
                 progress_id,
-                f"Working on a fix (asked by @{job.requested_by}):\n\n{shown}",
+                # The marker stays, so a re-run of this task finds this comment again.
+                f"Working on a fix (asked by @{job.requested_by}):\n\n{shown}\n\n"
+                f"{marker(progress_key)}",
             )
         except Exception as exc:  # progress is a courtesy; the fix goes on
             log.warning("progress comment not updated", extra={"error": str(exc)})
