@@ -158,3 +158,44 @@ def test_a_repo_without_tests_is_told_so(sandbox: Sandbox, tmp_path: Path) -> No
     )
     assert not result.fixed and "No tests found" in result.message
     assert result.sandbox_runs == 0
+
+
+def test_kaizen_fix_cli_on_a_local_repository(
+    sandbox: Sandbox, checkout: Path, tmp_path: Path
+) -> None:
+    import json
+    import subprocess
+
+    from tests.integration.procs import kaizen_cmd, kaizen_env
+
+    before = (checkout / "shop" / "pricing.py").read_text()
+    done = subprocess.run(
+        kaizen_cmd(
+            "fix",
+            "--repo",
+            str(checkout),
+            "--issue-text",
+            ISSUE,
+            "--json",
+            "--no-llm",
+            "--max-runs",
+            "30",
+        ),
+        env=kaizen_env(data_dir=str(tmp_path / "data"), sandbox=sandbox.name),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert set(result) >= {
+        "fixed",
+        "attempts",
+        "sandbox_runs",
+        "patch",
+        "patterns_tried",
+        "reward",
+        "duration_s",
+    }
+    assert result["fixed"] is True and "amount - amount * discount" in result["patch"]
+    assert (checkout / "shop" / "pricing.py").read_text() == before  # never changed in place

@@ -32,6 +32,8 @@ REPORT = ".kaizen-junit.xml"
 
 @dataclass
 class TestsOutcome:
+    __test__ = False  # not a pytest test class
+
     run: RunResult
     tests: list[TestResult] = field(default_factory=list)
     report_error: str | None = None
@@ -132,6 +134,8 @@ class TestRunner:
     per_test_timeout_s: float = 60.0
     scratch: Path | None = None  # where coverage data is kept after the copy is removed
     runs: int = 0
+
+    __test__ = False  # not a pytest test class
 
     def run(self, patches: Sequence[Patch] = (), *, coverage: bool = False) -> TestsOutcome:
         with workspace_copy(self.checkout) as workspace:
