@@ -1,6 +1,8 @@
 """Per-run overhead of the sandbox backends against a bare subprocess.
 
-Two workloads, each run ``--runs`` times per target (after one warm-up), medians reported:
+Two workloads, each run ``--runs`` times per target (after one warm-up), medians reported.
+The targets take turns (one run each per round), so a change in the machine's load
+between rounds falls on all of them alike:
 
 * ``python -c pass``: the fixed cost of starting a contained process;
 * a small pytest suite: a fresh temporary workspace with 5 trivial tests.
@@ -18,6 +20,8 @@ Goals: bubblewrap adds under 20 ms over bare; the Docker backend is within 1.2x 
 ``docker run``. Prints a table and writes ``bench/results/sandbox_overhead.json``.
 
     .venv/bin/python bench/sandbox_overhead.py [--runs 15] [--image kaizen-sandbox:latest]
+        [--targets bare,bwrap] [--out FILE] [--bwrap-setup auto|child|helpers]
+        [--ballast-mb 900]
 """
 
 from __future__ import annotations
@@ -57,25 +61,40 @@ def make_suite() -> Path:
     return ws
 
 
-def measure(fn: Callable[[Path], None], runs: int) -> dict[str, Any]:
-    """Median/min/max wall seconds of ``fn(workspace)``, each on a fresh suite copy."""
-    times: list[float] = []
-    for i in range(runs + 1):
-        ws = make_suite()
-        try:
-            start = time.perf_counter()
-            fn(ws)
-            elapsed = time.perf_counter() - start
-        finally:
-            shutil.rmtree(ws, ignore_errors=True)
-        if i:  # the first run warms caches
-            times.append(elapsed)
+def summary(times: list[float], runs: int) -> dict[str, Any]:
     return {
         "median_ms": round(statistics.median(times) * 1000, 1),
         "min_ms": round(min(times) * 1000, 1),
         "max_ms": round(max(times) * 1000, 1),
         "runs": runs,
     }
+
+
+def measure(fns: dict[str, Callable[[Path], None]], runs: int) -> dict[str, Any]:
+    """Wall seconds of each ``fn(workspace)``, each on a fresh suite copy, the targets
+    taking turns; a target that fails once is dropped (its error under ``"error"``)."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    errors: dict[str, str] = {}
+    for i in range(runs + 1):
+        for name, fn in fns.items():
+            if name in errors:
+                continue
+            ws = make_suite()
+            try:
+                start = time.perf_counter()
+                fn(ws)
+                elapsed = time.perf_counter() - start
+            except Exception as exc:  # one target failing must not hide the others
+                errors[name] = str(exc)[:500]
+                continue
+            finally:
+                shutil.rmtree(ws, ignore_errors=True)
+            if i:  # the first round warms caches
+                times[name].append(elapsed)
+    result: dict[str, Any] = {n: summary(t, runs) for n, t in times.items() if n not in errors}
+    if errors:
+        result["error"] = errors
+    return result
 
 
 def check(ok: bool, what: str) -> None:
@@ -87,7 +106,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--image", default="kaizen-sandbox:latest")
+    parser.add_argument(
+        "--targets",
+        default="bare,bwrap,docker,docker_run",
+        help="comma-separated subset of bare,bwrap,docker,docker_run",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the JSON")
+    parser.add_argument(
+        "--bwrap-setup",
+        choices=["auto", "child", "helpers"],
+        default="auto",
+        help="how bwrap runs make their setup: by this process's size (auto), always in "
+        "the forked child, or always by helper programs (what a big worker gets)",
+    )
+    parser.add_argument(
+        "--ballast-mb",
+        type=int,
+        default=0,
+        help="touch this much memory first, to measure as a worker with a model loaded",
+    )
     args = parser.parse_args()
+    wanted = set(args.targets.split(","))
+    ballast = bytearray(args.ballast_mb << 20)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
 
     limits = Limits(timeout_s=120)
     # The venv's pytest and the image's differ in installed plugins; no autoloading keeps
@@ -122,6 +164,8 @@ def main() -> int:
     try:
         bwrap_mod = importlib.import_module("workers.sandbox.bwrap")
         bwrap_sb = bwrap_mod.BwrapSandbox()
+        if args.bwrap_setup != "auto":
+            bwrap_sb._setup_in_child = args.bwrap_setup == "child"
 
         def bwrap(argv: list[str], ok: Callable[[str], bool]) -> Callable[[Path], None]:
             def go(ws: Path) -> None:
@@ -161,17 +205,16 @@ def main() -> int:
     else:
         notes["docker"] = f"skipped: {reason}"
 
+    targets = {name: make for name, make in targets.items() if name in wanted}
     results: dict[str, dict[str, Any]] = {}
     for workload, (argv, ok) in workloads.items():
-        results[workload] = {}
-        for target, make in targets.items():
-            try:
-                results[workload][target] = measure(make(argv, ok), args.runs)
-            except Exception as exc:  # one target failing must not hide the others
-                notes[f"{workload}/{target}"] = f"failed: {str(exc)[:500]}"
-                print(f"{workload:16} {target:11} FAILED {str(exc)[:300]}", flush=True)
-                continue
-            print(f"{workload:16} {target:11} {results[workload][target]}", flush=True)
+        measured = measure({t: make(argv, ok) for t, make in targets.items()}, args.runs)
+        for target, error in measured.pop("error", {}).items():
+            notes[f"{workload}/{target}"] = f"failed: {error}"
+            print(f"{workload:16} {target:11} FAILED {error[:300]}", flush=True)
+        results[workload] = measured
+        for target, row in measured.items():
+            print(f"{workload:16} {target:11} {row}", flush=True)
 
     verdict: dict[str, Any] = {}
     for workload, row in results.items():
@@ -198,6 +241,8 @@ def main() -> int:
         },
         "runs": args.runs,
         "image": args.image,
+        "bwrap_setup": args.bwrap_setup,
+        "ballast_mb": args.ballast_mb,
         "targets": {
             "bwrap_added_ms_under": BWRAP_TARGET_MS,
             "docker_vs_docker_run_at_most": DOCKER_TARGET_RATIO,
@@ -206,10 +251,10 @@ def main() -> int:
         "verdict": verdict,
         "notes": notes,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps({"verdict": verdict, "notes": notes}, indent=2))
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    print(f"wrote {args.out}")
     return 0
 
 

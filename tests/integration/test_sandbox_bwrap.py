@@ -9,6 +9,7 @@ The interpreter used inside is the one running these tests (the host's, bound re
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import sys
@@ -36,6 +37,15 @@ pytestmark = [
 
 PY = sys.executable
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True, params=["forked child", "helper programs"])
+def setup_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every check runs both ways the run's setup can be made (chosen by this process's
+    size in production): in the forked child, and by helper programs."""
+    small = request.param == "forked child"
+    monkeypatch.setattr(bwrap, "FORK_SETUP_MAX_RSS", 1 << 62 if small else 0)
+    return str(request.param)
 
 
 @pytest.fixture
@@ -79,7 +89,9 @@ def host_pids_with(marker: str) -> list[int]:
     return found
 
 
-def test_normal_run_exit_code_output_and_duration(sandbox: BwrapSandbox, workspace: Path) -> None:
+def test_normal_run_exit_code_output_and_duration(
+    sandbox: BwrapSandbox, workspace: Path, setup_way: str
+) -> None:
     (workspace / "input.txt").write_text("from the host")
     result = python(
         sandbox,
@@ -88,7 +100,10 @@ def test_normal_run_exit_code_output_and_duration(sandbox: BwrapSandbox, workspa
         import os, sys
         print("cwd", os.getcwd(), "uid", os.getuid())
         print("read", open("input.txt").read())
-        print("caps", [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")])
+        status = dict(l.split(":", 1) for l in open("/proc/self/status"))
+        print("caps", [status["CapEff"].strip()])
+        print("nnp", status["NoNewPrivs"].strip(), "groups", os.getgroups())
+        print("ids", os.getresuid(), os.getresgid())
         open("output.txt", "w").write("written inside")
         print("to stderr", file=sys.stderr)
         sys.exit(3)
@@ -101,9 +116,14 @@ def test_normal_run_exit_code_output_and_duration(sandbox: BwrapSandbox, workspa
     assert f"uid {result.details['uid']}" in result.stdout
     assert "read from the host" in result.stdout
     assert "caps ['0000000000000000']" in result.stdout
+    uid = result.details["uid"]
+    # The switch to the run's uid is complete: no root in any id, no groups, no new privs.
+    assert "nnp 1 groups []" in result.stdout
+    assert f"ids {(uid, uid, uid)} {(uid, uid, uid)}" in result.stdout
     assert result.stderr == "to stderr\n"
     assert 0 < result.duration_s < 10
     assert result.details["rlimits"]["nproc"] >= 64
+    assert result.details["setup"] == setup_way
     # The workspace is the caller's again: its files belong to the workspace's owner.
     out = workspace / "output.txt"
     assert out.read_text() == "written inside"
@@ -325,6 +345,7 @@ def data_dir() -> Iterator[Path]:
 
 READ_SECRETS = """
 import os
+import random
 print("env", sorted(os.environ))
 print("tokens", [k for k in os.environ if "TOKEN" in k])
 print("pid1 env", open("/proc/1/environ", "rb").read().count(b"TOKEN"))
@@ -507,3 +528,37 @@ def test_hanging_suite_is_reported_per_test_and_as_a_whole(
     assert result.exit_code is None
     assert not (workspace / "report.xml").exists()
     assert_nothing_left(result)
+
+
+def test_a_uid_whose_cgroup_exists_is_not_used(
+    sandbox: BwrapSandbox, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = bwrap.CGROUP_ROOT / "memory"
+    if not (memory / "memory.limit_in_bytes").exists():
+        pytest.skip("no cgroup v1 memory controller")
+    taken = 264000
+    held = memory / bwrap.CGROUP_PARENT / f"u{taken}"
+    held.mkdir(parents=True)  # another worker's run, between its mkdir and its first process
+    try:
+        picks = iter([taken, taken + 1])
+        monkeypatch.setattr(random, "randint", lambda low, high: next(picks))
+        result = sandbox.run(["true"], workspace=workspace, limits=Limits(timeout_s=30))
+        assert result.exit_code == 0, result.stderr
+        assert result.details["uid"] == taken + 1
+        assert held.is_dir()  # left alone
+        assert not (memory / bwrap.CGROUP_PARENT / f"u{taken + 1}").exists()  # removed
+    finally:
+        held.rmdir()
+
+
+def test_failed_setup_raises_and_runs_nothing(
+    sandbox: BwrapSandbox, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A staging dir without its mount points: the child's bind fails before any exec.
+    empty = tmp_path / "stage"
+    empty.mkdir(mode=0o711)
+    monkeypatch.setattr(bwrap, "_staging_dir", lambda parent, exposed: empty)
+    with pytest.raises(RuntimeError, match=r"setup failed: (bind|.*mount)"):
+        sandbox.run(["/bin/sh", "-c", "touch /workspace/ran"], workspace=workspace, limits=Limits())
+    assert not (workspace / "ran").exists()
+    assert workspace.stat().st_uid == os.getuid()  # given back
