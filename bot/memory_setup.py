@@ -8,6 +8,7 @@ machine), otherwise in SQLite under the data dir; experiences in a Qdrant server
 from __future__ import annotations
 
 from bot.settings import Settings
+from memory.activity import ActivityLog, RedisActivityLog, SqliteActivityLog
 from memory.archive import SignalArchive
 from memory.embedding import make_embedder
 from memory.experiences import ExperienceStore, open_store
@@ -22,10 +23,13 @@ def build_memory(settings: Settings) -> Memory:
     data_dir.mkdir(parents=True, exist_ok=True)
     paths = default_paths(data_dir)
     scores: ScoreStore
+    activity: ActivityLog
     if settings.redis_url:
         scores = RedisScoreStore(settings.redis_url, settings.learning_half_life_days)
+        activity = RedisActivityLog(settings.redis_url)
     else:
         scores = SqliteScoreStore(paths["scores"], settings.learning_half_life_days)
+        activity = SqliteActivityLog(paths["activity"])
 
     def open_experiences() -> ExperienceStore:
         embedder = make_embedder(
@@ -51,4 +55,5 @@ def build_memory(settings: Settings) -> Memory:
         pending=PendingSignals(paths["pending"]),
         archive=SignalArchive(paths["archive"]),
         open_experiences=open_experiences,
+        activity=activity,
     )

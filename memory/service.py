@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory.activity import ActivityLog, Event
 from memory.archive import SignalArchive
 from memory.experiences import ExperienceStore
 from memory.feedback import DEFAULT_TABLE, Effect, combine, effect_of
 from memory.pending import PendingSignals
 from memory.scores import ScoreStore
 from memory.trajectories import TrajectoryStore
-from memory.types import Experience, Outcome, Signal, scopes_for
+from memory.types import Experience, Kind, Outcome, Signal, scopes_for
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +73,10 @@ class Memory:
         open_experiences: Callable[[], ExperienceStore],
         archive: SignalArchive,
         table: Mapping[str, Effect] = DEFAULT_TABLE,
+        activity: ActivityLog | None = None,
     ) -> None:
         self.scores = scores
+        self.activity = activity
         self.trajectories = trajectories
         self.pending = pending
         self.archive = archive
@@ -95,7 +98,34 @@ class Memory:
         if not experience.created_at:
             experience.created_at = time.time()
         self.experiences.upsert([experience], on_delete=self._retire)
+        if experience.kind == Kind.COMMENT:
+            extra = experience.extra
+            self.note(
+                Event(
+                    id=f"comment:{experience.id}",
+                    kind="comment",
+                    repo=experience.repo,
+                    at=experience.created_at,
+                    pattern=experience.pattern,
+                    data={
+                        "experience_id": experience.id,
+                        "severity": experience.severity,
+                        "source": extra.get("source"),
+                        "message": str(extra.get("message") or "")[:600],
+                        "pr": extra.get("pr"),
+                    },
+                )
+            )
         return experience.id
+
+    def note(self, event: Event) -> None:
+        """Append to the activity log for reports; a failure there never fails the work."""
+        if self.activity is None:
+            return
+        try:
+            self.activity.add(event)
+        except Exception as exc:
+            log.warning("activity not recorded", extra={"error": str(exc)})
 
     def _retire(self, experiences: list[Experience]) -> None:
         """Retention is about to delete these: keep their signals for rebuilds."""
@@ -133,6 +163,30 @@ class Memory:
             signal.id, signal.repo, signal.pattern, effect.alpha, effect.beta, signal.at
         )
         self.pending.done(signal.id)
+        if applied:
+            self.note(
+                Event(
+                    id=f"signal:{signal.id}",
+                    kind="signal",
+                    repo=signal.repo,
+                    at=signal.at,
+                    pattern=signal.pattern,
+                    data={
+                        "signal": signal.kind,
+                        "outcome": str(outcome),
+                        "experience_id": signal.experience_id,
+                        "experience_kind": str(current.kind),
+                        "reason": signal.reason,
+                        "actor": signal.actor,
+                        "alpha": effect.alpha,
+                        "beta": effect.beta,
+                        "severity": current.severity,
+                        "source": current.extra.get("source"),
+                        "message": str(current.extra.get("message") or "")[:600],
+                        "pr": current.extra.get("pr"),
+                    },
+                )
+            )
         if outcome in OUTCOME_REWARD:
             self.trajectories.attach_final_reward_for_experience(
                 signal.experience_id, OUTCOME_REWARD[outcome]
@@ -222,4 +276,5 @@ def default_paths(data_dir: Path) -> dict[str, Path]:
         "pending": data_dir / "pending_signals.sqlite3",
         "archive": data_dir / "archived_signals.sqlite3",
         "embeddings": data_dir / "embeddings.sqlite3",
+        "activity": data_dir / "activity.sqlite3",
     }

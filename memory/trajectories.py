@@ -287,6 +287,30 @@ class TrajectoryStore:
                 for row in batch:
                     yield _from_row(row)
 
+    def usage_by_day(
+        self, *, repo: str | None = None, since: float | None = None
+    ) -> list[tuple[float, str, int, int, int]]:
+        """(day start, kind, LLM calls, prompt tokens, completion tokens) per UTC day and
+        kind, for the reports' token and cost charts (aggregated in SQL, not in Python)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if repo is not None:
+            clauses.append("repo = ?")
+            params.append(repo)
+        if since is not None:
+            clauses.append("created_at >= ?")
+            params.append(since)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        # The clauses are constants; every value is a bound parameter.
+        sql = (
+            "SELECT CAST(created_at / 86400 AS INTEGER) * 86400 AS day, kind, COUNT(*),"  # noqa: S608
+            " COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0)"
+            f" FROM transitions{where} GROUP BY day, kind ORDER BY day, kind"
+        )
+        with closing(self._connect()) as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [(float(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows]
+
     def stats(self) -> dict[str, Any]:
         """Counts for dashboards and for deciding whether there is enough to train on."""
         with closing(self._connect()) as conn:

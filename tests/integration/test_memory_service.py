@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.activity import SqliteActivityLog
 from memory.archive import SignalArchive
 from memory.embedding import CachedEmbedder, Embedder, LocalEmbedder
 from memory.experiences import ExperienceStore, open_store
@@ -37,6 +38,7 @@ def build(data: Path, embedder: Embedder, *, url: str | None = None) -> Memory:
         open_experiences=lambda: open_store(
             url=url, api_key=None, path=data / "qdrant", embedder=embedder, timeout=2
         ),
+        activity=SqliteActivityLog(paths["activity"]),
     )
 
 

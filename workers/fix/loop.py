@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from memory.activity import Event
 from memory.scores import Prior, posterior
 from memory.service import Memory
 from memory.types import Experience, Kind, Outcome, Signal
@@ -206,18 +207,44 @@ class FixLoop:
         started = time.monotonic()
         command = detect_test_command(checkout, test_command)
         if command is None:
-            return FixResult(
+            result = FixResult(
                 False,
                 "No tests found (no pytest configuration, tests/ folder or test_*.py files): "
                 "Kaizen needs a failing test to know when a fix works. Set `fix.test_command` "
                 "in .github/kaizen.yml if the tests run another way.",
             )
+            self._note(repo, issue_id, result)
+            return result
         with tempfile.TemporaryDirectory(prefix="kaizen-fix-") as scratch:
             runner = self._runner(checkout, command, Path(scratch))
             result = self._run(repo, issue_id, issue_text, checkout, runner, started)
             result.sandbox_runs = runner.runs
             result.duration_s = time.monotonic() - started
-            return result
+        self._note(repo, issue_id, result)
+        return result
+
+    def _note(self, repo: str, issue_id: str, result: FixResult) -> None:
+        """One event per fix run, for the reports' fix results over time."""
+        if self.memory is None:
+            return
+        at = time.time()
+        self.memory.note(
+            Event(
+                id=f"fix:{repo}:{issue_id}:{at:.6f}",
+                kind="fix",
+                repo=repo,
+                at=at,
+                pattern=result.attempts[-1].pattern if result.fixed else "",
+                data={
+                    "issue": issue_id,
+                    "fixed": result.fixed,
+                    "attempts": len(result.attempts),
+                    "sandbox_runs": result.sandbox_runs,
+                    "duration_s": round(result.duration_s, 3),
+                    "experience_id": result.winning_experience,
+                },
+            )
+        )
 
     def _runner(self, checkout: Path, command: TestCommand, scratch: Path) -> TestRunner:
         custom = None
