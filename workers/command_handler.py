@@ -7,14 +7,16 @@ the one reply this module composes. Verbs whose feature has not shipped yet get 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.commands import PRIVILEGED_VERBS, Command, has_write_access, help_text
 from bot.github import Permission
 
 # Verbs that work end to end in this version; the rest are queued but not yet built.
-AVAILABLE_VERBS = frozenset({"help", "review", "good", "bad", "fix", "cancel"})
+AVAILABLE_VERBS = frozenset(
+    {"help", "review", "good", "bad", "fix", "cancel", "report", "patterns", "mute", "unmute"}
+)
 
 _FEATURE = {
     "report": "Reports",
@@ -39,6 +41,7 @@ def compose_reply(
     config_problems: Sequence[str] = (),
     config_path: str = ".github/kaizen.yml",
     on_pull_request: bool = True,
+    actions: Mapping[str, Callable[[Command], str]] | None = None,
 ) -> Reply | None:
     """One reply for all commands in a comment (several replies would be noise).
 
@@ -81,6 +84,10 @@ def compose_reply(
                 f"To tell Kaizen whether one of its comments helped, reply to that review "
                 f"comment with `/{app_slug} good` or `/{app_slug} bad <why>`, or react 👍 / 👎."
             )
+            continue
+        action = (actions or {}).get(command.verb)
+        if action is not None:
+            parts.append(action(command))
             continue
         if command.verb == "help":
             parts.append(help_text(app_slug))

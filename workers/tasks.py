@@ -22,12 +22,15 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from bot.commands import has_write_access, parse_commands
+from bot.commands import Command, has_write_access, parse_commands
 from bot.deliveries import SqliteLedger
 from bot.github import Permission
 from bot.log_setup import log_context
 from bot.metrics import Metrics, make_metrics
 from bot.repo_config import RepoConfig, load_repo_config
+from bot.report_markdown import render_markdown
+from memory.report import build_report
+from memory.scores import validate_pattern
 from workers.celery_app import KaizenCelery
 from workers.command_handler import compose_reply
 from workers.context import WorkerContext, close_contexts, context_for
@@ -102,6 +105,7 @@ def handle_command(self: Task, delivery: Delivery) -> dict[str, Any]:
             config_problems=loaded.problems,
             config_path=loaded.source_path,
             on_pull_request=on_pull_request,
+            actions=_report_actions(ctx, repo, user),
         )
         if reply is None:
             if reviewed is not None:
@@ -166,6 +170,47 @@ def review_pull_request(self: Task, delivery: Delivery) -> dict[str, Any]:
         number = int(delivery["payload"]["pull_request"]["number"])
         trigger = str(delivery.get("action") or "opened")
         return _run_review(self, ctx, _job(ctx, delivery, number, trigger))
+
+
+def _report_actions(
+    ctx: WorkerContext, repo: str, user: str
+) -> dict[str, Callable[[Command], str]]:
+    """``report``, ``patterns``, ``mute`` and ``unmute``: answered from memory."""
+    settings = ctx.settings
+
+    def report(command: Command) -> str:
+        memory = ctx.memory
+        assert memory.activity is not None
+        model = build_report(
+            scores=memory.scores,
+            activity=memory.activity,
+            trajectories=memory.trajectories,
+            repo=repo,
+            usd_per_million_tokens=(
+                settings.llm_usd_per_million_prompt_tokens,
+                settings.llm_usd_per_million_completion_tokens,
+            ),
+        )
+        url = f"{settings.public_url.rstrip('/')}/reports/{repo}" if settings.public_url else None
+        return render_markdown(model, patterns_only=command.verb == "patterns", url=url)
+
+    def mute(command: Command) -> str:
+        pattern = command.args.strip().strip("`")
+        try:
+            validate_pattern(pattern, family=True)
+        except ValueError as exc:
+            return f"Nothing muted: {exc}. Example: `/{settings.app_slug} mute ruff:E501`."
+        if command.verb == "mute":
+            ctx.memory.scores.mute(repo, pattern, by=user, at=time.time())
+            return (
+                f"Muted `{pattern}` in this repository: Kaizen will not post it (security "
+                f"findings included) until `/{settings.app_slug} unmute {pattern}`."
+            )
+        if ctx.memory.scores.unmute(repo, pattern):
+            return f"Unmuted `{pattern}`: learning decides again whether it is posted."
+        return f"`{pattern}` was not muted in this repository."
+
+    return {"report": report, "patterns": report, "mute": mute, "unmute": mute}
 
 
 def _memo(fetch: Callable[[], Permission]) -> Callable[[], Permission]:

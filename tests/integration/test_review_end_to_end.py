@@ -333,3 +333,33 @@ def test_review_command_on_a_pr_reviews_it(stack: Stack) -> None:
     wait_review(stack, pr["number"])
     (review,) = kaizen_reviews(fake, pr["number"])
     assert "Kaizen reviewed this pull request: 0 comments" in review["body"]
+
+
+def issue_replies(fake: FakeGitHub, number: int) -> list[str]:
+    return [c["body"] for c in fake.issue_comments(REPO, number) if c["user"]["login"] == BOT]
+
+
+def test_mute_and_report_commands_work_end_to_end(stack: Stack) -> None:
+    fake = stack.fake
+    number = 2
+    fake.add_issue_comment(REPO, number, "/kaizen patterns", user="alice")
+    fake.wait_for(
+        lambda: any("| `ruff:E722`" in b for b in issue_replies(fake, number)), timeout=60
+    )
+    fake.add_issue_comment(REPO, number, "/kaizen mute ruff:E722", user="alice")
+    fake.wait_for(
+        lambda: any("Muted `ruff:E722`" in b for b in issue_replies(fake, number)), timeout=60
+    )
+    fake.add_issue_comment(REPO, number, "/kaizen report", user="alice")
+    fake.wait_for(
+        lambda: any("`ruff:E722` by @alice" in b for b in issue_replies(fake, number)), timeout=60
+    )
+    pr = fake.open_pull_request(
+        REPO, head="feature-7", changes={"shop/muted.py": BUGGY}, title="Muted", user="alice"
+    )
+    completed_check(stack, pr["head"]["sha"])
+    assert "ruff:E722" not in {pattern_of(c) for c in kaizen_comments(fake, pr["number"])}
+    fake.add_issue_comment(REPO, number, "/kaizen unmute ruff:E722", user="alice")
+    fake.wait_for(
+        lambda: any("Unmuted `ruff:E722`" in b for b in issue_replies(fake, number)), timeout=60
+    )
