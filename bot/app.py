@@ -21,11 +21,14 @@ from starlette.routing import Route as StarletteRoute
 
 from bot.deliveries import DeliveryLedger, LedgerUnavailable
 from bot.log_setup import log_context
+from bot.memory_setup import build_memory
 from bot.metrics import Metrics, make_metrics
 from bot.queueing import Enqueuer, QueueUnavailable
+from bot.report_routes import install_report_routes
 from bot.routing import Ignore, Route, route
 from bot.settings import Settings
 from bot.webhook import verify_signature
+from memory.service import Memory
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +92,16 @@ def create_app(
     # A plain Starlette route: the hot path skips FastAPI's dependency resolution.
     app.router.routes.append(StarletteRoute("/webhooks/github", webhook, methods=["POST"]))
 
+    # Reports read scores, the activity log and trajectories, never embedded Qdrant (the
+    # worker's), so memory is built lazily and its experience store is never opened here.
+    memories: list[Memory] = []
+
+    def memory() -> Memory:
+        if not memories:
+            memories.append(build_memory(settings))
+        return memories[0]
+
+    install_report_routes(app, settings, memory)
     return app
 
 

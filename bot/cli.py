@@ -130,6 +130,12 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--no-llm", action="store_true", help="offline template repair only")
     fix.set_defaults(func=_fix)
 
+    report = sub.add_parser("report", help="what Kaizen learned: Markdown, HTML or JSON")
+    report.add_argument("--repo", default=None, help="OWNER/REPO (default: all repositories)")
+    report.add_argument("--format", choices=("md", "html", "json"), default="md")
+    report.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+    report.set_defaults(func=_report)
+
     export = sub.add_parser("export", help="export LLM trajectories as training data")
     export.add_argument("--format", required=True, choices=["agent-lightning", "openai-sft", "dpo"])
     export.add_argument("--out", required=True)
@@ -354,6 +360,53 @@ def _fix(args: argparse.Namespace) -> int:
         if result.patch:
             print(result.patch)
     return 0 if result.fixed else 1
+
+
+def _report(args: argparse.Namespace) -> int:
+    from bot.memory_setup import build_memory
+    from bot.report_html import render_html
+    from bot.report_markdown import render_markdown
+    from memory.report import build_report
+    from memory.scores import validate_repo
+
+    settings = load_settings()
+    if args.repo is not None:
+        try:
+            validate_repo(args.repo)
+        except ValueError as exc:
+            print(f"kaizen report: --repo: {exc}", file=sys.stderr)
+            return 2
+    memory = build_memory(settings)  # reads scores, activity and trajectories only
+    try:
+        assert memory.activity is not None
+        model = build_report(
+            scores=memory.scores,
+            activity=memory.activity,
+            trajectories=memory.trajectories,
+            repo=args.repo,
+            usd_per_million_tokens=(
+                settings.llm_usd_per_million_prompt_tokens,
+                settings.llm_usd_per_million_completion_tokens,
+            ),
+        )
+        repos = memory.activity.repos()
+    finally:
+        memory.close()
+    if args.format == "json":
+        text = json.dumps(model.as_dict(), indent=2, default=str)
+    elif args.format == "html":
+        text = render_html(model, repos=repos, standalone=True)
+    else:
+        text = render_markdown(model)
+    if args.out is None:
+        print(text)
+    else:
+        try:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"kaizen report: cannot write {args.out}: {exc}", file=sys.stderr)
+            return 1
+    return 0
 
 
 def _export(args: argparse.Namespace) -> int:

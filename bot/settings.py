@@ -107,6 +107,8 @@ class Settings(BaseSettings):
     log_json: bool = True
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)
     public_url: str | None = None
+    # The reports dashboard (/reports) answers only to this token (bearer or login page).
+    reports_token: SecretStr | None = None
 
     @field_validator("private_key", mode="before")
     @classmethod
@@ -155,7 +157,9 @@ class Settings(BaseSettings):
             raise ValueError(f"must be a redis://, rediss:// or unix:// URL, got {value!r}")
         return value
 
-    @field_validator("webhook_secret", "llm_api_key", "qdrant_api_key", mode="before")
+    @field_validator(
+        "webhook_secret", "llm_api_key", "qdrant_api_key", "reports_token", mode="before"
+    )
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
@@ -185,7 +189,13 @@ class Settings(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every configured secret, so the log redactor can hide exact occurrences."""
-        secrets = [self.webhook_secret, self.private_key, self.llm_api_key, self.qdrant_api_key]
+        secrets = [
+            self.webhook_secret,
+            self.private_key,
+            self.llm_api_key,
+            self.qdrant_api_key,
+            self.reports_token,
+        ]
         return [s.get_secret_value() for s in secrets if s is not None]
 
     def require(self, *names: str) -> None:
