@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.settings import Settings, SettingsError, load_settings
 
@@ -366,7 +366,6 @@ def _report(args: argparse.Namespace) -> int:
     from bot.memory_setup import build_memory
     from bot.report_html import render_html
     from bot.report_markdown import render_markdown
-    from memory.report import build_report
     from memory.scores import validate_repo
 
     settings = load_settings()
@@ -379,7 +378,7 @@ def _report(args: argparse.Namespace) -> int:
     memory = build_memory(settings)  # reads scores, activity and trajectories only
     try:
         assert memory.activity is not None
-        model = build_report(
+        model = _build_report_or_none(
             scores=memory.scores,
             activity=memory.activity,
             trajectories=memory.trajectories,
@@ -392,6 +391,8 @@ def _report(args: argparse.Namespace) -> int:
         repos = memory.activity.repos()
     finally:
         memory.close()
+    if model is None:
+        return 1
     if args.format == "json":
         text = json.dumps(model.as_dict(), indent=2, default=str)
     elif args.format == "html":
@@ -407,6 +408,17 @@ def _report(args: argparse.Namespace) -> int:
             print(f"kaizen report: cannot write {args.out}: {exc}", file=sys.stderr)
             return 1
     return 0
+
+
+def _build_report_or_none(**kwargs: Any) -> Any:
+    from memory.report import build_report
+    from memory.scores import NeedsRebuild
+
+    try:
+        return build_report(**kwargs)
+    except NeedsRebuild as exc:
+        print(f"kaizen report: {exc}", file=sys.stderr)
+        return None
 
 
 def _export(args: argparse.Namespace) -> int:

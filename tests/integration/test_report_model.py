@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import math
 import time
 from collections.abc import Iterator, Sequence
@@ -174,3 +175,47 @@ def test_empty_memory_gives_a_friendly_report(memory: Memory) -> None:
     assert built.empty
     assert "Nothing learned yet" in render_markdown(built)
     assert report(memory, repo=None).empty
+
+
+def test_kaizen_report_cli_writes_markdown_html_and_json(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from tests.integration.procs import kaizen_cmd, kaizen_env
+
+    data = tmp_path / "data"
+    mem = build(data, HashEmbedder())
+    try:
+        ids = post(mem, "ruff:E722", 2)
+        signal(mem, ids[0], "thumbs_up", "ruff:E722")
+    finally:
+        mem.close()
+    env = kaizen_env(data_dir=str(data), learning_half_life_days="60")  # as build() made it
+    out = tmp_path / "report.html"
+    runs = {
+        "md": ["report", "--repo", REPO],
+        "json": ["report", "--format", "json"],
+        "html": ["report", "--format", "html", "--out", str(out)],
+    }
+    done = {
+        name: subprocess.run(
+            kaizen_cmd(*args), env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        for name, args in runs.items()
+    }
+    assert all(d.returncode == 0 for d in done.values()), {k: d.stderr for k, d in done.items()}
+    assert "| `ruff:E722` |" in done["md"].stdout
+    assert json.loads(done["json"].stdout)["totals"]["posted"] == 2
+    page = out.read_text()
+    assert "<svg" in page and "ruff:E722" in page
+    fetched = re.findall(r'(?:src|href)="(https?://[^"]+)"', page)
+    assert fetched == []  # self-contained: nothing to load from anywhere
+    bad = subprocess.run(
+        kaizen_cmd("report", "--repo", "not a repo"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert bad.returncode == 2 and "--repo" in bad.stderr
