@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import math
+import re
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
