@@ -12,6 +12,7 @@ import logging
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 from anyio import to_thread
 from fastapi import FastAPI, Request
@@ -19,6 +20,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.routing import Route as StarletteRoute
 
+from bot import app_manifest
 from bot.deliveries import DeliveryLedger, LedgerUnavailable
 from bot.log_setup import log_context
 from bot.memory_setup import build_memory
@@ -55,18 +57,28 @@ def create_app(
     app = FastAPI(title="Kaizen", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.intake = intake
     templates = Environment(
-        loader=PackageLoader("bot", "templates"), autoescape=select_autoescape(["html"])
+        loader=PackageLoader("bot", "templates"),
+        autoescape=select_autoescape(["html", "html.j2"]),
     )
 
     @app.get("/", response_class=HTMLResponse)
-    async def index() -> HTMLResponse:
+    async def index(request: Request) -> HTMLResponse:
+        configured = settings.github_configured and settings.webhook_secret is not None
+        public_url = app_manifest.public_base(settings, str(request.base_url))
+        manifest = app_manifest.build_manifest(public_url)
         page = templates.get_template("index.html.j2").render(
-            configured=settings.github_configured and settings.webhook_secret is not None,
+            configured=configured,
             app_slug=settings.app_slug,
-            webhook_url=(settings.public_url or "https://<your-host>") + "/webhooks/github",
+            webhook_url=public_url + "/webhooks/github",
             broker="Redis" if settings.redis_url else "embedded (file) broker",
+            public_url=public_url,
+            unreachable=app_manifest.unreachable_by_github(public_url),
+            app_name=manifest["name"],
+            manifest_json=json.dumps(manifest, indent=2),
+            credentials_path=settings.app_credentials_path,
+            github_web_url=settings.github_web_url,
         )
-        return HTMLResponse(page)
+        return HTMLResponse(page, headers=None if configured else dict(_SETUP_HEADERS))
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -102,7 +114,123 @@ def create_app(
         return memories[0]
 
     install_report_routes(app, settings, memory)
+    _install_setup_routes(app, settings, templates)
     return app
+
+
+# Setup pages carry one-time codes and, in print mode, secrets: never cached or framed, and
+# their URLs (with GitHub's code) never sent as a Referer.
+_SETUP_HEADERS = {
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+_MAX_SETUP_FORM_BYTES = 4096
+
+
+def _install_setup_routes(app: FastAPI, settings: Settings, templates: Environment) -> None:
+    """Registering the GitHub App from its manifest (see ``bot/app_manifest.py``)."""
+    states = app_manifest.state_store(settings)
+
+    def page(template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        body = templates.get_template(template).render(**context)
+        return HTMLResponse(body, status_code=status_code, headers=dict(_SETUP_HEADERS))
+
+    def problem(status_code: int, title: str, message: str, *, retry: bool = False) -> HTMLResponse:
+        return page("setup_error.html.j2", status_code, title=title, message=message, retry=retry)
+
+    def already_registered() -> HTMLResponse:
+        return problem(
+            409,
+            "A GitHub App is already configured",
+            f"This Kaizen already uses the App {settings.app_slug!r} (id {settings.app_id}); "
+            "registering another one from here is switched off.",
+        )
+
+    @app.post("/setup", response_class=HTMLResponse)
+    async def setup_start(request: Request) -> HTMLResponse:
+        if settings.app_id is not None:
+            return already_registered()
+        body = await request.body()
+        fields = parse_qs(body[:_MAX_SETUP_FORM_BYTES].decode("utf-8", "replace"))
+
+        def field(name: str) -> str:
+            return (fields.get(name) or [""])[0]
+
+        try:
+            name = app_manifest.clean_app_name(field("name"))
+            org = (
+                app_manifest.clean_org(field("org")) if field("account") == "organization" else None
+            )
+        except app_manifest.SetupError as exc:
+            return problem(400, "That setup form is not right", str(exc))
+        public_url = app_manifest.public_base(settings, str(request.base_url))
+        manifest = app_manifest.build_manifest(public_url, name=name)
+        print_only = field("print_only") not in ("", "0", "false")
+        state = await to_thread.run_sync(lambda: states.create(print_only=print_only, org=org))
+        log.info("app setup started", extra={"org": org, "print_only": print_only})
+        return page(
+            "setup_redirect.html.j2",
+            action=app_manifest.registration_url(settings.github_web_url, state, org),
+            manifest_json=json.dumps(manifest, separators=(",", ":")),
+            org=org,
+        )
+
+    @app.get("/setup/callback", response_class=HTMLResponse)
+    async def setup_callback(request: Request) -> HTMLResponse:
+        if settings.app_id is not None:
+            return already_registered()
+        code = request.query_params.get("code", "")
+        state = request.query_params.get("state", "")
+        pending = await to_thread.run_sync(states.claim, state)
+        if pending is None:
+            return problem(
+                400,
+                "This setup link is not valid",
+                "GitHub sent you back with a state this Kaizen did not issue, or one that was "
+                "already used or is more than an hour old.",
+            )
+        try:
+            app_credentials = await to_thread.run_sync(app_manifest.exchange_code, settings, code)
+        except app_manifest.GitHubUnreachable as exc:
+            await to_thread.run_sync(states.restore, state, pending)
+            log.warning("app setup: GitHub unreachable", extra={"error": str(exc)})
+            return problem(502, "GitHub did not answer", str(exc), retry=True)
+        except app_manifest.SetupError as exc:
+            log.warning("app setup: code refused", extra={"error": str(exc)})
+            return problem(
+                400,
+                "GitHub refused the registration code",
+                f"{exc} The App itself may exist on GitHub already: delete it there (or keep "
+                "it and configure it by hand) before registering again.",
+            )
+        path = settings.app_credentials_path
+        stored = exists = False
+        if not pending.print_only:
+            record = app_credentials.stored_record(settings)
+            stored = await to_thread.run_sync(app_manifest.store_credentials, path, record)
+            exists = not stored
+        log.info(
+            "app registered",
+            extra={
+                "app_id": app_credentials.app_id,
+                "slug": app_credentials.slug,
+                "stored": stored,
+            },
+        )
+        return page(
+            "setup_done.html.j2",
+            app=app_credentials,
+            stored=stored,
+            exists=exists,
+            credentials_path=path,
+            env_webhook_secret=settings.webhook_secret is not None,
+        )
+
+    @app.get("/setup/installed", response_class=HTMLResponse)
+    async def setup_installed() -> HTMLResponse:
+        configured = settings.github_configured and settings.webhook_secret is not None
+        return page("setup_installed.html.j2", configured=configured)
 
 
 def _readiness(intake: Intake) -> dict[str, bool]:

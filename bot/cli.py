@@ -481,8 +481,17 @@ def _run_uvicorn(app: FastAPI, host: str, port: int) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from bot.app_manifest import setup_pending
+
     settings = load_settings()
-    settings.require("webhook_secret")
+    if setup_pending(settings):  # no App anywhere: serve the registration page at /
+        print(
+            f"kaizen serve: no GitHub App registered yet; open http://{args.host}:{args.port}/ "
+            "to register one.",
+            file=sys.stderr,
+        )
+    else:
+        settings.require("webhook_secret")
     setup_logging(settings)
     if args.workers > 1:
         import uvicorn

@@ -150,6 +150,20 @@ class GitHubApp:
                 return
             params = {"per_page": per_page, "cursor": cursor}
 
+    def installation_ids(self) -> list[int]:
+        """Every installation of the App (``GET /app/installations``, paged)."""
+        ids: list[int] = []
+        page = 1
+        while True:
+            _, data = self._integration.requester.requestJsonAndCheck(
+                "GET", "/app/installations", parameters={"per_page": 100, "page": page}
+            )
+            batch = list(data or [])
+            ids.extend(int(item["id"]) for item in batch)
+            if len(batch) < 100:
+                return ids
+            page += 1
+
     def redeliver(self, delivery_id: int) -> None:
         self._integration.requester.requestJsonAndCheck(
             "POST", f"/app/hook/deliveries/{delivery_id}/attempts"
@@ -380,6 +394,53 @@ class InstallationClient:
             raise GitHubError(exc.status, _message(exc)) from exc
         except RequestException as exc:
             raise _unreachable(exc) from exc
+
+    # -- issues (the weekly report) ------------------------------------------------------
+
+    def installation_repos(self) -> list[str]:
+        """Full names of the repositories this installation can see."""
+        names: list[str] = []
+        page = 1
+        while True:
+            _, data = self._get("/installation/repositories", {"per_page": 100, "page": page})
+            batch = list((data or {}).get("repositories") or [])
+            names.extend(str(r["full_name"]) for r in batch)
+            if len(batch) < 100:
+                return names
+            page += 1
+
+    def upsert_issue(self, repo: str, *, title: str, body: str, key: str) -> int:
+        """Keep one open issue found by its marker up to date; its number."""
+        text = f"{body}\n\n{marker(key)}"
+        bot_login = self._settings.bot_login
+
+        def find() -> int | None:
+            issues = self._paged(
+                f"/repos/{repo}/issues", 500, {"state": "open", "creator": bot_login}
+            )
+            for issue in issues:
+                if marker_key(issue.get("body")) == key and not issue.get("pull_request"):
+                    return int(issue["number"])
+            return None
+
+        def create() -> int:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "POST", f"/repos/{repo}/issues", input={"title": title, "body": text}
+            )
+            return int(data["number"])
+
+        number = find()
+        if number is None:
+            return self._create_once(create, find)
+        try:
+            self._gh.requester.requestJsonAndCheck(
+                "PATCH", f"/repos/{repo}/issues/{number}", input={"title": title, "body": text}
+            )
+        except GithubException as exc:
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
+        return number
 
     # -- fixes -------------------------------------------------------------------------
 

@@ -5,21 +5,34 @@ nothing reads the environment at import time. Each process then asks only for th
 it really uses (``require``), so that a worker without a webhook secret, or a web process
 without the App's private key, still starts, while a missing setting that *is* needed stops
 the process with one clear line per problem instead of a stack trace.
+
+The GitHub App may also come from ``<KAIZEN_DATA_DIR>/github-app.json``, the file (mode
+0600) that the setup page of ``kaizen serve`` writes after registering the App from its
+manifest (``bot/app_manifest.py``). The environment wins: the file's App id, private key
+and slug are used only when neither ``KAIZEN_APP_ID`` nor ``KAIZEN_PRIVATE_KEY`` is set, its
+webhook secret only without ``KAIZEN_WEBHOOK_SECRET``. A file that other users can read is
+refused, as ssh refuses such a key.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SandboxBackend = Literal["auto", "docker", "bwrap", "none"]
+
+APP_CREDENTIALS_FILE = "github-app.json"
+"""Where the setup page stores a registered App's credentials, under ``KAIZEN_DATA_DIR``."""
 
 # What each requirement means to a user, so that a missing setting explains itself.
 _REQUIREMENT_HELP: dict[str, str] = {
@@ -55,6 +68,8 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = None
     app_slug: str = Field(default="kaizen", pattern=r"^[a-z0-9][a-z0-9-]{0,33}$")
     github_api_url: str = "https://api.github.com"
+    # The web pages (github.com, or a GitHub Enterprise Server host): App registration.
+    github_web_url: str = "https://github.com"
     github_timeout_s: float = Field(default=15.0, gt=0)
     github_max_rate_limit_wait_s: float = Field(default=900.0, ge=0)
     # GitHub asks integrations to pace requests, writes especially, to stay clear of
@@ -81,6 +96,8 @@ class Settings(BaseSettings):
     # Reviews: GitHub sends no webhook for reactions, so 👍/👎 are polled on open PRs.
     reaction_poll_interval_s: float = Field(default=600.0, ge=30.0)
     reaction_poll_max_age_days: float = Field(default=30.0, gt=0)
+    # Keep one "Kaizen weekly report" issue per active repository up to date (weekly).
+    weekly_digest: bool = False
 
     sandbox: SandboxBackend = "auto"
     sandbox_image: str = "kaizen-sandbox:latest"
@@ -138,7 +155,40 @@ class Settings(BaseSettings):
             raise ValueError("the file it names does not hold a PEM private key")
         return content
 
-    @field_validator("github_api_url", "llm_base_url", "qdrant_url", "public_url")
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_app_credentials(cls, data: Any) -> Any:
+        """Fill the App from ``<data_dir>/github-app.json`` (written by the setup page).
+
+        The environment wins: the file's App (id, private key, slug) is used only when
+        neither ``KAIZEN_APP_ID`` nor ``KAIZEN_PRIVATE_KEY`` is set, and its webhook secret
+        only when ``KAIZEN_WEBHOOK_SECRET`` is not.
+        """
+        if not isinstance(data, dict):
+            return data
+        data_dir = data.get("data_dir") or Path(".kaizen")
+        try:
+            path = Path(data_dir) / APP_CREDENTIALS_FILE
+        except TypeError:
+            return data  # an invalid data_dir: its own validation says so
+        stored = read_app_credentials(path)
+        if stored is None:
+            return data
+        data = dict(data)
+
+        def given(name: str) -> bool:
+            return data.get(name) not in (None, "")
+
+        if not given("app_id") and not given("private_key"):
+            data["app_id"] = stored.get("app_id")
+            data["private_key"] = stored.get("private_key")
+            if not given("app_slug") and stored.get("slug"):
+                data["app_slug"] = stored["slug"]
+        if not given("webhook_secret") and stored.get("webhook_secret"):
+            data["webhook_secret"] = stored["webhook_secret"]
+        return data
+
+    @field_validator("github_api_url", "github_web_url", "llm_base_url", "qdrant_url", "public_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -184,6 +234,11 @@ class Settings(BaseSettings):
         return self.qdrant_path or self.data_dir / "qdrant"
 
     @property
+    def app_credentials_path(self) -> Path:
+        """The App credentials the setup page stores (mode 0600) and settings read."""
+        return self.data_dir / APP_CREDENTIALS_FILE
+
+    @property
     def github_configured(self) -> bool:
         return self.app_id is not None and self.private_key is not None
 
@@ -217,6 +272,31 @@ def _base64_pem(text: str) -> str | None:
     return decoded.strip() if "PRIVATE KEY-----" in decoded else None
 
 
+def read_app_credentials(path: Path) -> dict[str, Any] | None:
+    """The stored App credentials, None without a file; refuses a file others can read."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ValueError(f"stored App credentials {path} cannot be read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise ValueError(
+                f"stored App credentials {path} are open to other users "
+                f"(mode {stat.S_IMODE(mode):04o}); run: chmod 600 {path}"
+            )
+        raw = handle.read()
+    try:
+        stored = json.loads(raw)
+    except ValueError:
+        stored = None
+    if not isinstance(stored, dict):
+        raise ValueError(f"stored App credentials {path} are not a JSON object")
+    return stored
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build settings from the environment, turning validation errors into clear lines."""
     try:
@@ -228,7 +308,8 @@ def load_settings(**overrides: Any) -> Settings:
 def _describe(exc: ValidationError) -> list[str]:
     lines = []
     for error in exc.errors():
-        field = ".".join(str(part) for part in error["loc"]) or "settings"
+        field = ".".join(str(part) for part in error["loc"])
         message = error["msg"].removeprefix("Value error, ")
-        lines.append(f"KAIZEN_{field.upper()}: {message}")
+        # Whole-model problems (the stored App credentials) name their file themselves.
+        lines.append(f"KAIZEN_{field.upper()}: {message}" if field else message)
     return lines

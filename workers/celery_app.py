@@ -28,6 +28,7 @@ TASK_ROUTES: dict[str, dict[str, str]] = {
     "kaizen.purge_deliveries": {"queue": "feedback"},
     "kaizen.retry_pending_signals": {"queue": "feedback"},
     "kaizen.poll_reactions": {"queue": "feedback"},
+    "kaizen.weekly_digest": {"queue": "feedback"},
 }
 
 # Long tasks (fixes run test suites) must stay invisible to other workers for longer than
@@ -75,6 +76,7 @@ def make_celery(settings: Settings, *, publisher: bool = False) -> KaizenCelery:
         "beat_schedule": {
             "purge-deliveries": {"task": "kaizen.purge_deliveries", "schedule": 3600.0},
             "retry-pending-signals": {"task": "kaizen.retry_pending_signals", "schedule": 300.0},
+            "weekly-digest": {"task": "kaizen.weekly_digest", "schedule": 7 * 86400.0},
             "poll-reactions": {
                 "task": "kaizen.poll_reactions",
                 "schedule": settings.reaction_poll_interval_s,

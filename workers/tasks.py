@@ -459,6 +459,20 @@ def retry_pending_signals(self: Task) -> dict[str, Any]:
     return {"status": "retried", "applied": applied, "waiting": waiting}
 
 
+@shared_task(bind=True, name="kaizen.weekly_digest")
+def weekly_digest(self: Task) -> dict[str, Any]:
+    """Refresh each active repository's "Kaizen weekly report" issue, when switched on."""
+    ctx = _context(self)
+    settings = ctx.settings
+    if not settings.weekly_digest or not settings.github_configured:
+        return {"status": "off"}
+    from workers.digest import update_digests
+
+    installations = {i: ctx.github.installation(i) for i in ctx.github.installation_ids()}
+    result = update_digests(dict(installations), ctx.memory, public_url=settings.public_url)
+    return {"status": "updated", **result}
+
+
 # -- task metrics ------------------------------------------------------------------------
 
 _metrics: Metrics | None = None

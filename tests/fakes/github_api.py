@@ -34,7 +34,8 @@ Lifecycle
 
 Setup
     ``register_app(*, app_id, slug, private_key_pem, name="Kaizen", permissions=None,
-    events=None, owner="kaizen-dev")``; ``app_bot_login`` (``"<slug>[bot]"``).
+    events=None, owner="kaizen-dev", owner_type="Organization")``; ``app_bot_login``
+    (``"<slug>[bot]"``).
     ``set_webhook(url, secret, *, events=None)`` — ``url=None`` disables delivery.
     ``add_user(login, *, type="User") -> dict``.
     ``add_installation(account, *, account_type="Organization", repos=None,
@@ -48,6 +49,14 @@ Setup
     -> sha`` (``content=None`` deletes).
     ``create_installation_token(installation_id) -> str`` (shortcut, no HTTP);
     ``expire_token(token)``.
+    ``create_app_from_manifest(manifest, owner, *, owner_type="User") -> code`` — the user
+    confirming GitHub's "Create GitHub App" page for a posted manifest: validates it as
+    GitHub does (e.g. ``installation`` in ``default_events`` is refused), registers the App
+    (replacing any other; a fresh private key, webhook secret and client secret; the
+    webhook pointed at ``hook_attributes.url``) and returns the one-time code that
+    ``POST /app-manifests/{code}/conversions`` exchanges once, within an hour, for its
+    credentials (404 afterwards, as GitHub). ``expire_manifest_code(code)`` ages a code.
+    ``manifest_apps: list[dict]`` — every App created so far, with its manifest and pem.
 
 User actions (each sends the webhook GitHub would send and returns GitHub's JSON)
     ``open_issue(full_name, *, title, body="", user, labels=None) -> dict``
@@ -104,6 +113,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import hashlib
 import hmac
 import itertools
@@ -224,6 +234,30 @@ OPERATION_PERMISSIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "checks/update": (("checks", "write"),),
     "checks/get": (("checks", "read"),),
     "checks/list-for-ref": (("checks", "read"),),
+}
+# Operations GitHub answers without any authentication.
+ANONYMOUS_OPERATIONS = frozenset({"apps/create-from-manifest"})
+MANIFEST_CODE_TTL_S = 3600.0
+# Events a manifest may subscribe to, each with the permissions (any one) it needs;
+# GitHub refuses others ("Default events unsupported") and events whose permission the
+# manifest does not ask for ("Default events are not supported by permissions").
+MANIFEST_EVENT_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "check_run": ("checks",),
+    "check_suite": ("checks",),
+    "commit_comment": ("contents",),
+    "create": ("contents",),
+    "delete": ("contents",),
+    "issue_comment": ("issues", "pull_requests"),
+    "issues": ("issues",),
+    "label": ("metadata",),
+    "public": ("metadata",),
+    "pull_request": ("pull_requests",),
+    "pull_request_review": ("pull_requests",),
+    "pull_request_review_comment": ("pull_requests",),
+    "pull_request_review_thread": ("pull_requests",),
+    "push": ("contents",),
+    "repository": ("metadata",),
+    "status": ("statuses",),
 }
 # Operations authenticated as the App itself (JWT), not as an installation.
 JWT_OPERATIONS = frozenset(
@@ -571,6 +605,42 @@ def _handles(operation_id: str) -> Callable[[Callable[..., Any]], Callable[..., 
     return register
 
 
+def _manifest_problems(manifest: Any) -> list[str]:
+    """What GitHub's "Create GitHub App" page objects to in a posted manifest."""
+    if not isinstance(manifest, dict):
+        return ["The configuration does not appear to be a valid GitHub App manifest."]
+    problems = []
+    if not str(manifest.get("url") or "").startswith(("http://", "https://")):
+        problems.append("Url must be a valid URL")
+    name = str(manifest.get("name") or "").strip()
+    if not name or len(name) > 34:
+        problems.append("Name must be between 1 and 34 characters")
+    hook = manifest.get("hook_attributes") or {}
+    if hook.get("active", True) and not str(hook.get("url") or "").startswith("http"):
+        problems.append("Hook url cannot be blank")
+    permissions = manifest.get("default_permissions") or {}
+    bad_levels = [k for k, v in permissions.items() if v not in ("read", "write", "admin")]
+    if bad_levels:
+        problems.append(f"Default permissions are invalid: {', '.join(sorted(bad_levels))}")
+    events = list(manifest.get("default_events") or [])
+    unsupported = [e for e in events if e not in MANIFEST_EVENT_PERMISSIONS]
+    if unsupported:
+        problems.append(f"Default events unsupported: {' and '.join(unsupported)}")
+    granted = {"metadata", *permissions}
+    unbacked = [
+        e
+        for e in events
+        if e in MANIFEST_EVENT_PERMISSIONS
+        and not granted.intersection(MANIFEST_EVENT_PERMISSIONS[e])
+    ]
+    if unbacked or unsupported:
+        problems.append(
+            "Default events are not supported by permissions: "
+            + " and ".join([*unsupported, *unbacked])
+        )
+    return problems
+
+
 class FakeGitHub:
     """GitHub for one test: REST API + webhooks + git over HTTP, on 127.0.0.1."""
 
@@ -609,6 +679,8 @@ class FakeGitHub:
         self._rate_limit = 5000
         self._rate_remaining = 5000
         self._rate_reset = int(_now()) + 3600
+        self._manifest_codes: dict[str, tuple[float, dict[str, Any]]] = {}
+        self.manifest_apps: list[dict[str, Any]] = []
 
         self._webhook_url: str | None = None
         self._webhook_secret = ""
@@ -714,11 +786,12 @@ class FakeGitHub:
         permissions: dict[str, str] | None = None,
         events: list[str] | None = None,
         owner: str = "kaizen-dev",
+        owner_type: str = "Organization",
     ) -> None:
         """Register the GitHub App whose JWTs and installations the fake accepts."""
         key = serialization.load_pem_private_key(private_key_pem.encode(), password=None)
         with self._lock:
-            self._ensure_user(owner, "Organization")
+            self._ensure_user(owner, owner_type)
             bot = self._ensure_user(f"{slug}[bot]", "Bot")
             self._app = _App(
                 id=app_id,
@@ -847,6 +920,63 @@ class FakeGitHub:
             return self._commit_on_branch(
                 repo, branch or repo.default_branch, {path: content}, message, user or repo.owner
             )
+
+    def create_app_from_manifest(
+        self, manifest: dict[str, Any], owner: str, *, owner_type: str = "User"
+    ) -> str:
+        """The user confirms GitHub's "Create GitHub App" page; returns the one-time code."""
+        problems = _manifest_problems(manifest)
+        if problems:
+            raise GitHubAPIError(
+                422,
+                "Invalid GitHub App configuration",
+                errors=problems,
+                documentation_url="https://docs.github.com/apps/sharing-github-apps/"
+                "registering-a-github-app-from-a-manifest",
+            )
+        name = str(manifest.get("name") or "").strip()
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:34] or "app"
+        pem = generate_private_key_pem()
+        permissions = {"metadata": "read", **dict(manifest.get("default_permissions") or {})}
+        hook = manifest.get("hook_attributes") or {}
+        with self._lock:
+            if self._app is not None and self._app.slug == slug:
+                raise GitHubAPIError(
+                    422, "Invalid GitHub App configuration", errors=["Name is already in use"]
+                )
+            app_id = next(self._ids)
+            self.register_app(
+                app_id=app_id,
+                slug=slug,
+                private_key_pem=pem,
+                name=name,
+                permissions=permissions,
+                events=list(manifest.get("default_events") or []),
+                owner=owner,
+                owner_type=owner_type,
+            )
+            webhook_secret = secrets.token_hex(20)
+            if hook.get("url") and hook.get("active", True):
+                self.set_webhook(str(hook["url"]), webhook_secret)
+            conversion = {
+                **self._app_json(),
+                "client_secret": secrets.token_hex(20),
+                "webhook_secret": webhook_secret,
+                "pem": pem,
+            }
+            code = secrets.token_hex(20)
+            self._manifest_codes[code] = (_now() + MANIFEST_CODE_TTL_S, conversion)
+            self.manifest_apps.append(
+                {"manifest": manifest, "code": code, "pem": pem, **conversion}
+            )
+        return code
+
+    def expire_manifest_code(self, code: str) -> None:
+        """Age a manifest code past GitHub's hour: the conversion then answers 404."""
+        with self._lock:
+            if code in self._manifest_codes:
+                _, conversion = self._manifest_codes[code]
+                self._manifest_codes[code] = (_now() - 1, conversion)
 
     def create_installation_token(self, installation_id: int) -> str:
         """An installation token without going through HTTP (for test setup)."""
@@ -2980,6 +3110,8 @@ class FakeGitHub:
         looks_jwt = credential.count(".") == 2 and scheme.lower() == "bearer"
         if op.operation_id == "rate-limit/get" and not auth:
             return ctx
+        if op.operation_id in ANONYMOUS_OPERATIONS:
+            return ctx
         if needs_jwt:
             if not looks_jwt:
                 raise GitHubAPIError(
@@ -3182,6 +3314,14 @@ class FakeGitHub:
         if page > 1:
             links += [f'{url(1)}; rel="first"']
         return chunk, ({"Link": ", ".join(links)} if links else {})
+
+    @_handles("apps/create-from-manifest")
+    def _h_create_from_manifest(self, ctx: _Ctx) -> _Resp:
+        # Single use: a code is gone once exchanged, and dead after an hour.
+        entry = self._manifest_codes.pop(ctx.params["code"], None)
+        if entry is None or entry[0] <= _now():
+            raise _not_found(ctx.op)
+        return _Resp(201, copy.deepcopy(entry[1]))
 
     @_handles("apps/get-authenticated")
     def _h_get_app(self, ctx: _Ctx) -> _Resp:

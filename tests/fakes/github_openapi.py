@@ -56,6 +56,7 @@ SERVED_OPERATIONS: tuple[tuple[str, str], ...] = (
     ("GET", "/app/hook/deliveries/{delivery_id}"),
     ("POST", "/app/hook/deliveries/{delivery_id}/attempts"),
     ("GET", "/rate_limit"),
+    ("POST", "/app-manifests/{code}/conversions"),
     # repositories, contents, git
     ("GET", "/repos/{owner}/{repo}"),
     ("GET", "/repos/{owner}/{repo}/contents/{path}"),

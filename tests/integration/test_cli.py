@@ -157,7 +157,10 @@ def metric_value(base_url: str, sample_name: str, **labels: str) -> float:
 
 
 def test_serve_without_webhook_secret_names_it_in_one_line(tmp_path: Path) -> None:
-    done = run_kaizen("serve", env=kaizen_env(data_dir=str(tmp_path / "data")), timeout=30)
+    # With no App at all serve shows the registration page (test_app_manifest.py); with an
+    # App id but no webhook secret it cannot verify deliveries and must not start.
+    env = kaizen_env(app_id="1", data_dir=str(tmp_path / "data"))
+    done = run_kaizen("serve", env=env, timeout=30)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     naming = [line for line in done.stderr.splitlines() if "KAIZEN_WEBHOOK_SECRET" in line]

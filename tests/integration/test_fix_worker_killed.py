@@ -62,8 +62,8 @@ def test_fix_survives_a_killed_worker_and_finishes_once(tmp_path: Path) -> None:
             "redis_url": redis_url,
             "data_dir": str(tmp_path / "data"),
             "app_slug": "kaizen",
-            "task_time_limit_s": "40",
-            "task_soft_time_limit_s": "35",
+            "task_time_limit_s": "30",
+            "task_soft_time_limit_s": "25",
             "redelivery_margin_s": "5",
         }
         worker_env = kaizen_env(

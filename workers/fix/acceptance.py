@@ -18,6 +18,7 @@ from memory.service import Memory
 from memory.types import Experience, Kind, Outcome, Signal
 from workers.fix.github_fix import FIX_BRANCH_PREFIX, parse_fix_marker
 from workers.review.feedback import Applied, apply
+from workers.review.secrets_scan import redact_secrets
 from workers.review.state import ReviewState
 
 EDITED_SHARE = 0.25
@@ -98,7 +99,7 @@ def on_human_fix_merged(
             repo=repo,
             pattern="fix:expert",
             fingerprint=f"expert:{number}:{pull['number']}",
-            text=f"expert\n{issue_text[:1500]}\n{diff[:2500]}",
+            text=redact_secrets(f"expert\n{issue_text[:1500]}\n{diff[:2500]}"),
             outcome=Outcome.PENDING,
             created_at=time.time(),
             extra={

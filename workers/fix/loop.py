@@ -40,6 +40,7 @@ from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS, generate_patches
 from workers.fix.testcmd import TestCommand, detect_test_command
 from workers.fix.types import Patch, Suspect
+from workers.review.secrets_scan import redact_secrets
 from workers.sandbox.base import Limits, Sandbox
 
 log = logging.getLogger(__name__)
@@ -387,7 +388,7 @@ class FixLoop:
     ) -> tuple[list[Experience], list[str]]:
         if self.memory is None:
             return [], []
-        query = f"{error_class}\n{issue_text[:2000]}"
+        query = redact_secrets(f"{error_class}\n{issue_text[:2000]}")
         try:
             store = self.memory.experiences
             skills = [
@@ -485,7 +486,7 @@ class FixLoop:
             repo=ctx.repo,
             pattern=pattern,
             fingerprint=_fingerprint(ctx.issue_id, patch),
-            text=f"{ctx.error_class}\n{ctx.issue_text[:1500]}\n{diff[:2500]}",
+            text=redact_secrets(f"{ctx.error_class}\n{ctx.issue_text[:1500]}\n{diff[:2500]}"),
             severity="medium",
             outcome=Outcome.PENDING,
             reward=verdict.reward,
@@ -498,7 +499,7 @@ class FixLoop:
                 "reward": verdict.reward,
                 "success": verdict.success,
                 "summary": verdict.summary(),
-                "patch": diff[:20000],
+                "patch": redact_secrets(diff[:20000]),
             },
         )
         try:

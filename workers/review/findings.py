@@ -72,5 +72,9 @@ class Finding:
         return f"{self.fingerprint[:16]}:{self.side}:{self.line}"
 
     def context_text(self) -> str:
-        """What is embedded for similarity: the kind of remark, the code and the remark."""
-        return f"{self.pattern}\n{self.path}\n{self.code.strip()}\n{self.message.strip()}"
+        """What is embedded for similarity (and so may go to an embeddings endpoint): the
+        kind of remark, the code and the remark, with credentials redacted."""
+        from workers.review.secrets_scan import redact_secrets
+
+        text = f"{self.pattern}\n{self.path}\n{self.code.strip()}\n{self.message.strip()}"
+        return redact_secrets(text)

@@ -26,7 +26,7 @@ from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
 from workers.review.ruff_scan import run_ruff
-from workers.review.secrets_scan import scan_secrets
+from workers.review.secrets_scan import redact_secrets, scan_secrets
 from workers.review.selection import Chosen, choose_findings
 from workers.review.state import ReviewState
 
@@ -337,7 +337,7 @@ def remember_posted(
                     "line": f.line,
                     "side": f.side,
                     "message": f.message[:2000],
-                    "code": f.code[:500],
+                    "code": redact_secrets(f.code)[:500],
                     "suggestion": f.suggestion,
                     "source": f.source,
                     "finding_fingerprint": f.fingerprint,
