@@ -209,6 +209,8 @@ OPERATION_PERMISSIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "issues/get-comment": _READ_ISSUES,
     "reactions/list-for-issue-comment": _READ_ISSUES,
     "issues/update": _WRITE_ISSUES,
+    "issues/list-for-repo": (("issues", "read"),),
+    "issues/create": (("issues", "write"),),
     "issues/create-comment": _WRITE_ISSUES,
     "issues/update-comment": _WRITE_ISSUES,
     "issues/delete-comment": _WRITE_ISSUES,
@@ -3744,6 +3746,39 @@ class FakeGitHub:
     def _h_get_issue(self, ctx: _Ctx) -> _Resp:
         repo = self._repo_from(ctx)
         return _Resp(200, self._issue_json(repo, self._issue_from(ctx, repo)))
+
+    @_handles("issues/list-for-repo")
+    def _h_list_issues(self, ctx: _Ctx) -> _Resp:
+        """Issues and pull requests, newest first (as GitHub lists them), filtered."""
+        repo = self._repo_from(ctx)
+        state = ctx.query.get("state", "open")
+        creator = ctx.query.get("creator")
+        items = []
+        for issue in sorted(repo.issues.values(), key=lambda i: -i.number):
+            if state != "all" and issue.state != state:
+                continue
+            if creator is not None and issue.user != creator:
+                continue
+            items.append(self._issue_json(repo, issue))
+        chunk, headers = self._paginate(ctx, items)
+        return _Resp(200, chunk, headers)
+
+    @_handles("issues/create")
+    def _h_create_issue(self, ctx: _Ctx) -> _Resp:
+        repo = self._repo_from(ctx)
+        body = ctx.body or {}
+        title = body.get("title")
+        if title in (None, ""):
+            raise GitHubAPIError(
+                422,
+                "Validation Failed",
+                errors=[{"resource": "Issue", "code": "missing_field", "field": "title"}],
+                documentation_url="https://docs.github.com/rest/issues/issues#create-an-issue",
+            )
+        actor = ctx.actor or ""
+        issue = self._new_issue(repo, str(title), body.get("body"), actor, via_app=ctx.via_app)
+        self._emit("issues", "opened", repo, actor, {"issue": self._issue_json(repo, issue)})
+        return _Resp(201, self._issue_json(repo, issue))
 
     @_handles("issues/update")
     def _h_update_issue(self, ctx: _Ctx) -> _Resp:

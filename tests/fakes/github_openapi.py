@@ -76,6 +76,8 @@ SERVED_OPERATIONS: tuple[tuple[str, str], ...] = (
     ("DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
     ("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"),
     ("POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"),
+    ("GET", "/repos/{owner}/{repo}/issues"),
+    ("POST", "/repos/{owner}/{repo}/issues"),
     ("POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels"),
     ("DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"),
     # pull requests, review comments, reviews
