@@ -3,10 +3,8 @@ memory seeded through the real feedback path."""
 
 from __future__ import annotations
 
-import hashlib
-import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from memory.types import Experience, Kind, Signal
 from tests.browser import Browser, require_browser_or_skip
 from tests.helpers import free_port
 from tests.integration.procs import kaizen_cmd, kaizen_env, running, wait_http
+from tests.integration.test_report_model import HashEmbedder
 
 require_browser_or_skip()
 pytestmark = pytest.mark.slow
@@ -31,21 +30,6 @@ TOKEN = "reports-token-for-tests"
 REPO = "octo-org/shop"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 WEEK = 7 * 86400.0
-
-
-class HashEmbedder:
-    """Reports never search by similarity; vectors only have to exist."""
-
-    name = "test-hash-16"
-    dim = 16
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        out = []
-        for text in texts:
-            vector = [b - 127.5 for b in hashlib.sha256(text.encode()).digest()[: self.dim]]
-            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-            out.append([v / norm for v in vector])
-        return out
 
 
 def seed(data: Path) -> None:
