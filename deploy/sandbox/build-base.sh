@@ -18,7 +18,9 @@ MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 BASE_IMAGE="${BASE_IMAGE:-kaizen-sandbox-base:${SUITE}}"
 IMAGE="${IMAGE:-kaizen-sandbox:latest}"
 PACKAGES="python3,python3-pytest,python3-pytest-timeout,python3-coverage,git,ca-certificates"
-LABEL="kaizen.sandbox=1"
+# Images carry their own label: kaizen.sandbox=1 marks *containers* the Docker backend
+# started (and may prune), and labels on an image are inherited by its containers.
+LABEL="kaizen.sandbox.image=1"
 
 log() { printf '[build-base %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
