@@ -90,6 +90,9 @@ DEFAULT_TABLE: Mapping[str, Effect] = MappingProxyType(
         "fix_merged": Effect(Outcome.ACCEPTED, 1.0, 0.0),
         "fix_merged_edited": Effect(Outcome.PARTLY, 0.5, 0.5),  # >= 25 % lines edited
         "fix_closed": Effect(Outcome.REJECTED, 0.0, 1.0),
+        # A human review of a fix PR: weaker than the merge or close that usually follows.
+        "fix_approved": Effect(Outcome.ACCEPTED, 0.5, 0.0),
+        "fix_changes_requested": Effect(Outcome.PARTLY, 0.0, 0.5),
         # The sandbox's verdict on one candidate patch. A failure is weak evidence against
         # the operator (most candidates of a good operator sit at the wrong line), a pass
         # strong evidence for it.

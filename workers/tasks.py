@@ -333,6 +333,13 @@ def record_feedback(self: Task, delivery: Delivery) -> dict[str, Any]:
                     bot_login=settings.bot_login,
                     app_slug=settings.app_slug,
                 )
+        elif event == "pull_request_review" and delivery.get("action") == "submitted":
+            applied = acceptance.on_fix_pull_reviewed(
+                ctx.memory,
+                payload.get("pull_request") or {},
+                payload.get("review") or {},
+                bot_login=settings.bot_login,
+            )
         elif event == "pull_request_review_thread" and delivery.get("action") == "resolved":
             applied = feedback.on_thread_resolved(
                 ctx.memory,

@@ -167,6 +167,15 @@ def fix_scores(pattern: str, repo: str = REPO) -> tuple[float, float]:
         store.close()
 
 
+def test_a_human_review_of_the_fix_pr_is_feedback(stack: Stack) -> None:
+    fake = stack.fake
+    (pull,) = kaizen_pulls(fake, REPO)
+    pattern = "fix:arithmetic:AssertionError"
+    before = fix_scores(pattern)[0]
+    fake.submit_review(REPO, pull["number"], user="alice", event="APPROVE", body="Right fix.")
+    fake.wait_for(lambda: fix_scores(pattern)[0] >= before + 0.49, timeout=60)
+
+
 def test_merging_the_fix_pr_teaches_the_strategy(stack: Stack) -> None:
     fake = stack.fake
     (pull,) = kaizen_pulls(fake, REPO)

@@ -68,6 +68,34 @@ def on_fix_pull_closed(
     )
 
 
+def on_fix_pull_reviewed(
+    memory: Memory, pull: dict[str, Any], review: dict[str, Any], *, bot_login: str
+) -> Applied | None:
+    """A human approving or asking for changes on a fix PR: evidence for the strategy."""
+    head = str((pull.get("head") or {}).get("ref") or "")
+    reviewer = (review.get("user") or {}).get("login")
+    if (
+        not head.startswith(FIX_BRANCH_PREFIX)
+        or (pull.get("user") or {}).get("login") != bot_login
+        or reviewer == bot_login
+    ):
+        return None
+    state = str(review.get("state") or "").lower()
+    kind = {"approved": "fix_approved", "changes_requested": "fix_changes_requested"}.get(state)
+    marker = parse_fix_marker(pull.get("body"))
+    if kind is None or marker is None or marker["experience"] == "none":
+        return None
+    return apply(
+        memory,
+        signal_id=f"fix-review:{review['id']}",
+        kind=kind,
+        experience_id=marker["experience"],
+        at=time.time(),
+        reason=str(review.get("body") or "")[:2000] or None,
+        actor=reviewer,
+    )
+
+
 def on_human_fix_merged(
     gh: AcceptanceAPI,
     memory: Memory,
