@@ -20,6 +20,7 @@ import resource
 import subprocess
 import textwrap
 import time
+import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -43,9 +44,13 @@ pytestmark = pytest.mark.slow
 FAKE_TOKEN = "ghs_FAKEtoken0123456789abcdefSECRET"
 
 
+# This run's containers, told apart from any other Kaizen's on the same engine.
+RUN_LABEL = ("kaizen.test-run", uuid.uuid4().hex)
+
+
 @pytest.fixture(scope="module")
 def sandbox() -> DockerSandbox:
-    return DockerSandbox(image=IMAGE)
+    return DockerSandbox(image=IMAGE, labels=dict([RUN_LABEL]))
 
 
 @pytest.fixture
@@ -74,7 +79,16 @@ def junit(path: Path) -> ET.Element:
 
 def leftover_containers() -> list[str]:
     out = subprocess.run(
-        ["docker", "ps", "-a", "-q", "--filter", f"label={LABEL}=1"],
+        [
+            "docker",
+            "ps",
+            "-a",
+            "-q",
+            "--filter",
+            f"label={LABEL}=1",
+            "--filter",
+            f"label={RUN_LABEL[0]}={RUN_LABEL[1]}",
+        ],
         capture_output=True,
         text=True,
         check=True,

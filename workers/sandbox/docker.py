@@ -189,9 +189,18 @@ def _close_socket(sock: Any) -> None:
 class DockerSandbox:
     name = "docker"
 
-    def __init__(self, *, image: str = DEFAULT_IMAGE, client: Any | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        image: str = DEFAULT_IMAGE,
+        client: Any | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
         self.image = image
         self._client = client
+        # Extra labels on every container (e.g. which worker or test run started it), so a
+        # caller can find its own containers on an engine other Kaizens share.
+        self.labels = {**dict(labels or {}), **LABELS}
 
     @property
     def client(self) -> Any:
@@ -217,7 +226,7 @@ class DockerSandbox:
             "image": self.image,
             "command": list(command),
             "name": name,
-            "labels": dict(LABELS),
+            "labels": dict(self.labels),
             "detach": True,
             "auto_remove": False,
             "stdin_open": False,
