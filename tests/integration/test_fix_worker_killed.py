@@ -62,8 +62,10 @@ def test_fix_survives_a_killed_worker_and_finishes_once(tmp_path: Path) -> None:
             "redis_url": redis_url,
             "data_dir": str(tmp_path / "data"),
             "app_slug": "kaizen",
-            "task_time_limit_s": "30",
-            "task_soft_time_limit_s": "25",
+            # Generous: the redelivered fix loads the embedding model and runs the suite a
+            # few times; a hard kill at the limit would end it without a PR.
+            "task_time_limit_s": "60",
+            "task_soft_time_limit_s": "55",
             "redelivery_margin_s": "5",
         }
         worker_env = kaizen_env(
