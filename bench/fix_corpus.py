@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         "plan": {
             "MAX_SUSPECTS": fix_loop.MAX_SUSPECTS,
             "SKILL_BOOST": fix_loop.SKILL_BOOST,
-            "SKILL_MIN_SIMILARITY": fix_loop.SKILL_MIN_SIMILARITY,
+            "SKILL_MIN_SIMILARITY": getattr(fix_loop, "SKILL_MIN_SIMILARITY", None),
         },
         "python": platform.python_version(),
         "cases": len(cases),

@@ -47,6 +47,12 @@ log = logging.getLogger(__name__)
 
 MAX_SUSPECTS = 8
 SKILL_BOOST = 2.0
+# A recalled fix boosts its operator only if its issue is this similar (cosine) to this
+# one. Recall always returns its ``limit`` nearest accepted fixes, however far: on the fix
+# corpus (bench/fix_corpus.py) the same issue seen again scores 0.72-0.94 with the local
+# embedder, but another repository's unrelated bug 0.25-0.47, and boosting those
+# operators pushed the right candidate at the top suspect past the run budget.
+SKILL_MIN_SIMILARITY = 0.6
 PYTHON_EXCLUDES = (".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist")
 
 
@@ -195,6 +201,8 @@ class FixLoop:
         self.rng = rng or random.Random()  # noqa: S311 - sampling, not cryptography
         self.progress = progress or (lambda _text: None)
         self.cancelled = cancelled or (lambda: False)
+        # Experience id -> similarity of the recalled skill to the current issue.
+        self._skill_similarity: dict[str, float] = {}
 
     def run(
         self,
@@ -391,12 +399,11 @@ class FixLoop:
         query = redact_secrets(f"{error_class}\n{issue_text[:2000]}")
         try:
             store = self.memory.experiences
-            skills = [
-                h.experience
-                for h in store.search_similar(
-                    query, repo=repo, kind=Kind.FIX, outcome=["accepted"], limit=5
-                )
-            ]
+            hits = store.search_similar(
+                query, repo=repo, kind=Kind.FIX, outcome=["accepted"], limit=5
+            )
+            skills = [h.experience for h in hits]
+            self._skill_similarity = {h.experience.id: h.score for h in hits}
             failed = store.search_similar(
                 query, repo=repo, kind=Kind.FIX, outcome=["rejected"], limit=10
             )
@@ -419,9 +426,14 @@ class FixLoop:
 
     def _plan(self, ctx: FixContext) -> Iterator[tuple[str, object]]:
         """Candidates, best first: LLM attempts placed by their learned score among the
-        template candidates, which are ranked by suspect score times operator score."""
+        template candidates, which are ranked by suspect score times operator score, times
+        :data:`SKILL_BOOST` for operators that fixed a similar enough issue before (the
+        LLM still sees every recalled skill)."""
         skill_ops = Counter(
-            str(s.extra.get("operator") or "") for s in ctx.skills if s.extra.get("operator")
+            str(s.extra.get("operator") or "")
+            for s in ctx.skills
+            if s.extra.get("operator")
+            and self._skill_similarity.get(s.id, 1.0) >= SKILL_MIN_SIMILARITY
         )
         scored: list[tuple[float, int, Patch]] = []
         order = 0
