@@ -8,12 +8,14 @@ writes ``bench/results/learning_sim.json`` and ``bench/results/learning_sim.png`
                                            [--png PATH] [--threshold T] [--half-life D]
                                            [--ignored-beta B] [--prior-strength S]
                                            [--confidence C] [--not-optimistic]
+                                           [--change-z Z|none]
                                            [--prs-per-day R] [--silent-accept-share F]
                                            [--no-extras] [--sweep]
 
 Besides the five policies it also runs, for reference, Kaizen with the code's own defaults
 (``kaizen_code_defaults``), Kaizen with plain rather than optimistic sampling
-(``kaizen_not_optimistic``) and ε-greedy with exploration displacing greedy picks
+(``kaizen_not_optimistic``), Kaizen without change detection
+(``kaizen_no_change_detection``) and ε-greedy with exploration displacing greedy picks
 (``eps_greedy_explore_first``); the targets are checked for ``kaizen`` against
 ``eps_greedy`` only. ``--sweep`` runs Kaizen over a grid of its parameters (both CPUs).
 
@@ -39,6 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from memory.scores import CHANGE_Z  # noqa: E402
 from memory.simulation import (  # noqa: E402
     CHOSEN_PRIOR,
     EXTRA_POLICIES,
@@ -54,6 +57,7 @@ RESULTS = ROOT / "bench" / "results"
 COLUMNS = (
     ("precision", "precision", "{:.3f}"),
     ("precision_after_100", "prec@100+", "{:.3f}"),
+    ("valuable_precision", "val.prec", "{:.3f}"),
     ("recall", "recall", "{:.3f}"),
     ("security_recall", "sec.recall", "{:.3f}"),
     ("regret", "regret", "{:.1f}"),
@@ -137,6 +141,7 @@ def plot(
         "kaizen_code_defaults": ("tab:cyan", ":"),
         "eps_greedy_explore_first": ("tab:orange", ":"),
         "kaizen_not_optimistic": ("tab:blue", ":"),
+        "kaizen_no_change_detection": ("tab:green", ":"),
     }
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
     x = np.arange(1, prs + 1)
@@ -277,6 +282,11 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="share of accepted comments that get no reaction (default 0)",
     )
+    parser.add_argument(
+        "--change-z",
+        default=str(CHANGE_Z),
+        help=f"change detection threshold in standard errors, or 'none' (default {CHANGE_Z})",
+    )
     parser.add_argument("--no-extras", action="store_true", help="only the five policies")
     parser.add_argument("--sweep", action="store_true", help="grid over Kaizen's parameters")
     args = parser.parse_args(argv)
@@ -302,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         ignored_beta=args.ignored_beta,
         prior={**CHOSEN_PRIOR, "strength": args.prior_strength, "confidence": args.confidence},
         optimistic=not args.not_optimistic,
+        change_z=None if args.change_z.lower() == "none" else float(args.change_z),
     )
     include = POLICIES if args.no_extras else (*POLICIES, *EXTRA_POLICIES)
     started = time.perf_counter()

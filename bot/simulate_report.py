@@ -8,6 +8,7 @@ from typing import Any
 COLUMNS = (
     ("precision", "precision", "{:.3f}"),
     ("precision_after_100", "prec>100", "{:.3f}"),
+    ("valuable_precision", "val.prec", "{:.3f}"),
     ("recall", "recall", "{:.3f}"),
     ("security_recall", "sec.recall", "{:.3f}"),
     ("regret", "regret", "{:.0f}"),

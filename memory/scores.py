@@ -19,6 +19,17 @@ the minimum half-life of 7 days, 79 years at 30 days, 158 years at 60 days. (One
 give only 2.6 years, i.e. it would already have run out in 2026, hence the 7-day floor.)
 Signals outside the window raise ``ValueError`` rather than overflow or vanish.
 
+Change detection. One decayed sum cannot tell old evidence from new, so a team that
+changes its mind waits about a half-life before Kaizen follows. Each (scope, pattern)
+therefore also keeps *recent* sums with a quarter of the half-life (``RECENT_SHARE``) and
+the time of its newest signal, all additive or a max, so still order-free and exactly
+rebuildable. Every signal is accepted or not independently of when it came if the team's
+taste is steady, so the recent share of acceptance matches the long one up to noise;
+:func:`regime_counts` tests that and, when they differ by more than ``CHANGE_Z`` standard
+errors, reads the evidence at the recent share (see there). The test statistic does not
+move while no signals arrive, so a pattern held back after a change stays held back
+instead of coming back as soon as its recent evidence fades.
+
 Posteriors are Beta distributions shrunk repo → org → global, each level towards the
 other repos' evidence only (:func:`posterior`), and :func:`select` chooses what to post by
 tempered Thompson sampling (θ drawn around the posterior mean with ``Prior.confidence``
@@ -50,6 +61,7 @@ if TYPE_CHECKING:
     import redis
 
 __all__ = [
+    "CHANGE_Z",
     "DAY",
     "DEFAULT_HALF_LIFE_DAYS",
     "EPOCH",
@@ -59,9 +71,11 @@ __all__ = [
     "MAX_NAME_LEN",
     "MAX_WEIGHT",
     "MIN_HALF_LIFE_DAYS",
+    "RECENT_SHARE",
     "SHADOW_KEEP",
     "SHADOW_REASONS",
     "Decision",
+    "Evidence",
     "InMemoryScoreStore",
     "Mute",
     "NeedsRebuild",
@@ -82,6 +96,8 @@ __all__ = [
     "mean_and_interval",
     "mutes_for",
     "posterior",
+    "recent_half_life_days",
+    "regime_counts",
     "select",
     "shrink",
     "validate_pattern",
@@ -100,6 +116,11 @@ MAX_NAME_LEN = 200  # patterns, repos, scopes, candidate keys, actors
 MAX_ID_LEN = 256  # signal ids (delivery GUIDs, "reaction:<id>", ...)
 MAX_WEIGHT = 100.0  # one signal's alpha or beta; more is a config typo
 SHADOW_KEEP = 1000  # shadow entries kept per repository (newest)
+# The recent sums' half-life as a share of the long one, and how many standard errors
+# apart the recent and long acceptance shares must be to count as a change of mind; both
+# chosen with the learning simulation (``bench/learning_sim.py``).
+RECENT_SHARE = 0.25
+CHANGE_Z = 2.5
 # The half-life the learning simulation chose (``bench/learning_sim.py``): at the simulated
 # team's 4 PRs a day, 120 PRs. Deployments pass their own (``KAIZEN_LEARNING_HALF_LIFE_DAYS``).
 DEFAULT_HALF_LIFE_DAYS = 30.0
@@ -192,6 +213,12 @@ def check_half_life(days: float) -> float:
     return _check_number("half_life_days", days, low=MIN_HALF_LIFE_DAYS, high=MAX_HALF_LIFE_DAYS)
 
 
+def recent_half_life_days(half_life_days: float) -> float:
+    """The recent sums' half-life: ``RECENT_SHARE`` of the long one, never under the
+    7-day floor (the float64 window); equal to the long one means no change detection."""
+    return max(MIN_HALF_LIFE_DAYS, check_half_life(half_life_days) * RECENT_SHARE)
+
+
 # --- Decay (pure) ------------------------------------------------------------------------
 
 
@@ -252,6 +279,16 @@ class Totals:
     beta: float = 0.0
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """One (scope, pattern)'s decayed evidence as of a moment: the long counts, the recent
+    counts (shorter half-life) and the time of the newest signal (``None``: none yet)."""
+
+    long: tuple[float, float] = (0.0, 0.0)
+    recent: tuple[float, float] = (0.0, 0.0)
+    last: float | None = None
+
+
 def is_muted(pattern: str, repo: str, mutes: Iterable[Mute]) -> bool:
     """Whether a mute in the repo's own, its org's or the global scope covers ``pattern``.
 
@@ -309,6 +346,14 @@ class ScoreStore(Protocol):
         """Decayed (alpha, beta) evidence as of ``now``, without any prior."""
         ...
 
+    def evidence(self, scope: str, pattern: str, now: float) -> Evidence:
+        """Long and recent decayed evidence and the newest signal's time, for
+        :func:`regime_counts`."""
+        ...
+
+    @property
+    def recent_half_life_days(self) -> float: ...
+
     def totals(self, scope: str, pattern: str) -> Totals:
         """Undecayed counters (signals, summed alpha, summed beta) for reports."""
         ...
@@ -325,15 +370,26 @@ class ScoreStore(Protocol):
         """Raw (undecayed-basis) sums per (scope, pattern), for rebuild comparisons."""
         ...
 
+    def recent_snapshot(self) -> dict[tuple[str, str], tuple[float, float, float]]:
+        """Raw recent sums and newest signal time per (scope, pattern), for rebuilds."""
+        ...
+
+    def recent_weight(self, at: float) -> float:
+        """``2^((at - T0)/h)`` for the recent half-life (for rebuilding the recent sums)."""
+        ...
+
     def replace_all(
         self,
         sums: Mapping[tuple[str, str], tuple[float, float]],
         applied_ids: Iterable[str],
         *,
         totals: Mapping[tuple[str, str], Totals] | None = None,
+        recent: Mapping[tuple[str, str], tuple[float, float, float]] | None = None,
     ) -> None:
         """Replace every sum and the applied-id set in one step (rebuild). The report
-        counters are replaced only when ``totals`` is given, otherwise kept."""
+        counters are replaced only when ``totals`` is given, otherwise kept; the recent
+        sums only when ``recent`` is given, otherwise cleared (they are rebuilt from the
+        same signals, and stale ones would claim a change of mind that never happened)."""
         ...
 
     def mute(self, scope: str, pattern: str, *, by: str, at: float) -> None: ...
@@ -366,11 +422,17 @@ class _StoreBase:
     def __init__(self, half_life_days: float) -> None:
         self.half_life_days = check_half_life(half_life_days)
         self._half_life_s = self.half_life_days * DAY
+        self.recent_half_life_days = recent_half_life_days(self.half_life_days)
+        self._recent_half_life_s = self.recent_half_life_days * DAY
         # Stored next to the sums: sums built with another half-life are meaningless.
+        # The recent half-life follows from the long one, so one tag covers both.
         self._half_life_tag = repr(self._half_life_s)
 
     def decay_weight(self, at: float) -> float:
         return decay_weight(at, self._half_life_s)
+
+    def recent_weight(self, at: float) -> float:
+        return decay_weight(at, self._recent_half_life_s)
 
     def apply(
         self, signal_id: str, repo: str, pattern: str, alpha: float, beta: float, at: float
@@ -381,7 +443,10 @@ class _StoreBase:
         a = _check_number("alpha", alpha, high=MAX_WEIGHT)
         b = _check_number("beta", beta, high=MAX_WEIGHT)
         weight = self.decay_weight(at)
-        return self._apply(sid, scopes, pattern, a * weight, b * weight, a, b)
+        recent = self.recent_weight(at)
+        return self._apply(
+            sid, scopes, pattern, a * weight, b * weight, a, b, a * recent, b * recent, float(at)
+        )
 
     def counts(self, scope: str, pattern: str, now: float) -> tuple[float, float]:
         validate_scope(scope)
@@ -389,6 +454,19 @@ class _StoreBase:
         factor = decay_factor(now, self._half_life_s)
         a, b = self._sums(scope, pattern)
         return (a * factor, b * factor)
+
+    def evidence(self, scope: str, pattern: str, now: float) -> Evidence:
+        validate_scope(scope)
+        validate_pattern(pattern)
+        factor = decay_factor(now, self._half_life_s)
+        recent_factor = decay_factor(now, self._recent_half_life_s)
+        a, b = self._sums(scope, pattern)
+        ra, rb, last = self._recent_sums(scope, pattern)
+        return Evidence(
+            (a * factor, b * factor),
+            (ra * recent_factor, rb * recent_factor),
+            None if ra + rb <= 0.0 else last,
+        )
 
     def totals(self, scope: str, pattern: str) -> Totals:
         validate_scope(scope)
@@ -404,6 +482,7 @@ class _StoreBase:
         applied_ids: Iterable[str],
         *,
         totals: Mapping[tuple[str, str], Totals] | None = None,
+        recent: Mapping[tuple[str, str], tuple[float, float, float]] | None = None,
     ) -> None:
         clean: dict[tuple[str, str], tuple[float, float]] = {}
         for (scope, pattern), (a, b) in sums.items():
@@ -425,7 +504,16 @@ class _StoreBase:
                     _check_number("total alpha", t.alpha),
                     _check_number("total beta", t.beta),
                 )
-        self._replace_all(clean, sorted(ids), clean_totals)
+        clean_recent: dict[tuple[str, str], tuple[float, float, float]] = {}
+        for (scope, pattern), (ra, rb, last) in (recent or {}).items():
+            validate_scope(scope)
+            validate_pattern(pattern)
+            clean_recent[(scope, pattern)] = (
+                _check_number("recent sum a", ra, high=math.inf),
+                _check_number("recent sum b", rb, high=math.inf),
+                _check_number("newest signal time", last, low=-math.inf, high=math.inf),
+            )
+        self._replace_all(clean, sorted(ids), clean_totals, clean_recent)
 
     def mute(self, scope: str, pattern: str, *, by: str, at: float) -> None:
         mute = Mute(
@@ -461,10 +549,16 @@ class _StoreBase:
         db: float,
         alpha: float,
         beta: float,
+        ra: float,
+        rb: float,
+        at: float,
     ) -> bool:
         raise NotImplementedError
 
     def _sums(self, scope: str, pattern: str) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def _recent_sums(self, scope: str, pattern: str) -> tuple[float, float, float]:
         raise NotImplementedError
 
     def _totals(self, scope: str, pattern: str) -> Totals:
@@ -478,6 +572,7 @@ class _StoreBase:
         sums: dict[tuple[str, str], tuple[float, float]],
         applied_ids: list[str],
         totals: dict[tuple[str, str], Totals] | None,
+        recent: dict[tuple[str, str], tuple[float, float, float]],
     ) -> None:
         raise NotImplementedError
 
@@ -507,6 +602,7 @@ class InMemoryScoreStore(_StoreBase):
         super().__init__(half_life_days)
         self._lock = threading.Lock()
         self._sum: dict[tuple[str, str], tuple[float, float]] = {}
+        self._recent: dict[tuple[str, str], tuple[float, float, float]] = {}
         self._tot: dict[tuple[str, str], Totals] = {}
         self._applied: set[str] = set()
         self._mute_map: dict[tuple[str, str], Mute] = {}
@@ -521,6 +617,9 @@ class InMemoryScoreStore(_StoreBase):
         db: float,
         alpha: float,
         beta: float,
+        ra: float,
+        rb: float,
+        at: float,
     ) -> bool:
         with self._lock:
             if signal_id in self._applied:
@@ -530,6 +629,8 @@ class InMemoryScoreStore(_StoreBase):
                 key = (scope, pattern)
                 a, b = self._sum.get(key, (0.0, 0.0))
                 self._sum[key] = (a + da, b + db)
+                sa, sb, last = self._recent.get(key, (0.0, 0.0, -math.inf))
+                self._recent[key] = (sa + ra, sb + rb, max(last, at))
                 t = self._tot.get(key, Totals())
                 self._tot[key] = Totals(t.n + 1, t.alpha + alpha, t.beta + beta)
             return True
@@ -537,6 +638,10 @@ class InMemoryScoreStore(_StoreBase):
     def _sums(self, scope: str, pattern: str) -> tuple[float, float]:
         with self._lock:
             return self._sum.get((scope, pattern), (0.0, 0.0))
+
+    def _recent_sums(self, scope: str, pattern: str) -> tuple[float, float, float]:
+        with self._lock:
+            return self._recent.get((scope, pattern), (0.0, 0.0, -math.inf))
 
     def _totals(self, scope: str, pattern: str) -> Totals:
         with self._lock:
@@ -556,14 +661,20 @@ class InMemoryScoreStore(_StoreBase):
         with self._lock:
             return dict(self._sum)
 
+    def recent_snapshot(self) -> dict[tuple[str, str], tuple[float, float, float]]:
+        with self._lock:
+            return dict(self._recent)
+
     def _replace_all(
         self,
         sums: dict[tuple[str, str], tuple[float, float]],
         applied_ids: list[str],
         totals: dict[tuple[str, str], Totals] | None,
+        recent: dict[tuple[str, str], tuple[float, float, float]],
     ) -> None:
         with self._lock:
             self._sum = dict(sums)
+            self._recent = dict(recent)
             self._applied = set(applied_ids)
             if totals is not None:
                 self._tot = dict(totals)
@@ -602,6 +713,9 @@ _SQLITE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS totals (scope TEXT NOT NULL, pattern TEXT NOT NULL,"
     " n INTEGER NOT NULL, a REAL NOT NULL, b REAL NOT NULL,"
     " PRIMARY KEY (scope, pattern)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS recent (scope TEXT NOT NULL, pattern TEXT NOT NULL,"
+    " a REAL NOT NULL, b REAL NOT NULL, last REAL NOT NULL,"
+    " PRIMARY KEY (scope, pattern)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS applied (id TEXT PRIMARY KEY) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS mutes (scope TEXT NOT NULL, pattern TEXT NOT NULL,"
     " by TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (scope, pattern)) WITHOUT ROWID",
@@ -613,6 +727,11 @@ _SQLITE_SCHEMA = (
 _SQL_ADD_SUMS = (
     "INSERT INTO sums (scope, pattern, a, b) VALUES (?, ?, ?, ?)"
     " ON CONFLICT (scope, pattern) DO UPDATE SET a = a + excluded.a, b = b + excluded.b"
+)
+_SQL_ADD_RECENT = (
+    "INSERT INTO recent (scope, pattern, a, b, last) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (scope, pattern) DO UPDATE SET a = a + excluded.a, b = b + excluded.b,"
+    " last = MAX(last, excluded.last)"
 )
 _SQL_ADD_TOTALS = (
     "INSERT INTO totals (scope, pattern, n, a, b) VALUES (?, ?, 1, ?, ?)"
@@ -700,6 +819,9 @@ class SqliteScoreStore(_StoreBase):
         db: float,
         alpha: float,
         beta: float,
+        ra: float,
+        rb: float,
+        at: float,
     ) -> bool:
         with self._lock:
             conn = self._conn()
@@ -713,6 +835,7 @@ class SqliteScoreStore(_StoreBase):
                     conn.execute("ROLLBACK")
                     return False
                 conn.executemany(_SQL_ADD_SUMS, [(s, pattern, da, db) for s in scopes])
+                conn.executemany(_SQL_ADD_RECENT, [(s, pattern, ra, rb, at) for s in scopes])
                 conn.executemany(_SQL_ADD_TOTALS, [(s, pattern, alpha, beta) for s in scopes])
                 conn.execute("COMMIT")
                 return True
@@ -730,6 +853,16 @@ class SqliteScoreStore(_StoreBase):
             raise self._stale_error(self._stale_tag)
         rows = self._read("SELECT a, b FROM sums WHERE scope = ? AND pattern = ?", (scope, pattern))
         return (float(rows[0][0]), float(rows[0][1])) if rows else (0.0, 0.0)
+
+    def _recent_sums(self, scope: str, pattern: str) -> tuple[float, float, float]:
+        if self._stale_tag is not None:
+            raise self._stale_error(self._stale_tag)
+        rows = self._read(
+            "SELECT a, b, last FROM recent WHERE scope = ? AND pattern = ?", (scope, pattern)
+        )
+        if not rows:
+            return (0.0, 0.0, -math.inf)
+        return (float(rows[0][0]), float(rows[0][1]), float(rows[0][2]))
 
     def _totals(self, scope: str, pattern: str) -> Totals:
         rows = self._read(
@@ -752,11 +885,16 @@ class SqliteScoreStore(_StoreBase):
         rows = self._read("SELECT scope, pattern, a, b FROM sums")
         return {(str(s), str(p)): (float(a), float(b)) for s, p, a, b in rows}
 
+    def recent_snapshot(self) -> dict[tuple[str, str], tuple[float, float, float]]:
+        rows = self._read("SELECT scope, pattern, a, b, last FROM recent")
+        return {(str(s), str(p)): (float(a), float(b), float(t)) for s, p, a, b, t in rows}
+
     def _replace_all(
         self,
         sums: dict[tuple[str, str], tuple[float, float]],
         applied_ids: list[str],
         totals: dict[tuple[str, str], Totals] | None,
+        recent: dict[tuple[str, str], tuple[float, float, float]],
     ) -> None:
         with self._lock:
             conn = self._conn()
@@ -766,6 +904,11 @@ class SqliteScoreStore(_StoreBase):
                 conn.executemany(
                     "INSERT INTO sums (scope, pattern, a, b) VALUES (?, ?, ?, ?)",
                     [(s, p, a, b) for (s, p), (a, b) in sums.items()],
+                )
+                conn.execute("DELETE FROM recent")
+                conn.executemany(
+                    "INSERT INTO recent (scope, pattern, a, b, last) VALUES (?, ?, ?, ?, ?)",
+                    [(s, p, a, b, t) for (s, p), (a, b, t) in recent.items()],
                 )
                 conn.execute("DELETE FROM applied")
                 conn.executemany("INSERT INTO applied (id) VALUES (?)", [(i,) for i in applied_ids])
@@ -865,14 +1008,19 @@ local function add(key, fld, delta)
 end
 local da, db = tonumber(ARGV[4]), tonumber(ARGV[5])
 local al, be = tonumber(ARGV[6]), tonumber(ARGV[7])
-for i = 1, (#KEYS - 3) / 2 do
-  local sums, totals = KEYS[2 + 2 * i], KEYS[3 + 2 * i]
+local ra, rb, at = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+for i = 1, (#KEYS - 3) / 3 do
+  local sums, totals, recent = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
   add(sums, 'a:' .. p, da)
   add(sums, 'b:' .. p, db)
   redis.call('HINCRBY', totals, 'n:' .. p, 1)
   add(totals, 'a:' .. p, al)
   add(totals, 'b:' .. p, be)
-  redis.call('SADD', KEYS[3], ARGV[7 + i])
+  add(recent, 'a:' .. p, ra)
+  add(recent, 'b:' .. p, rb)
+  local last = tonumber(redis.call('HGET', recent, 't:' .. p) or '')
+  if not last or at > last then redis.call('HSET', recent, 't:' .. p, ARGV[10]) end
+  redis.call('SADD', KEYS[3], ARGV[10 + i])
 end
 return {1, ''}
 """
@@ -924,12 +1072,16 @@ class RedisScoreStore(_StoreBase):
         db: float,
         alpha: float,
         beta: float,
+        ra: float,
+        rb: float,
+        at: float,
     ) -> bool:
         keys = [self._key("applied"), self._key("meta"), self._key("scopes")]
         for scope in scopes:
             keys += [self._key("sums", scope), self._key("totals", scope)]
+            keys.append(self._key("recent", scope))
         args = [signal_id, self._half_life_tag, pattern, repr(da), repr(db)]
-        args += [repr(alpha), repr(beta), *scopes]
+        args += [repr(alpha), repr(beta), repr(ra), repr(rb), repr(at), *scopes]
         status, tag = self._apply_script(keys=keys, args=args)
         if int(status) < 0:
             raise self._stale_error(str(tag))
@@ -940,6 +1092,13 @@ class RedisScoreStore(_StoreBase):
             raise self._stale_error(self._stale_tag)
         a, b = self._r.hmget(self._key("sums", scope), [f"a:{pattern}", f"b:{pattern}"])
         return (float(a or 0.0), float(b or 0.0))
+
+    def _recent_sums(self, scope: str, pattern: str) -> tuple[float, float, float]:
+        if self._stale_tag is not None:
+            raise self._stale_error(self._stale_tag)
+        fields = [f"a:{pattern}", f"b:{pattern}", f"t:{pattern}"]
+        a, b, t = self._r.hmget(self._key("recent", scope), fields)
+        return (float(a or 0.0), float(b or 0.0), -math.inf if t is None else float(t))
 
     def _totals(self, scope: str, pattern: str) -> Totals:
         fields = [f"n:{pattern}", f"a:{pattern}", f"b:{pattern}"]
@@ -963,11 +1122,22 @@ class RedisScoreStore(_StoreBase):
                 pair[0 if fld.startswith("a:") else 1] = float(value)
         return {key: (a, b) for key, (a, b) in out.items()}
 
+    def recent_snapshot(self) -> dict[tuple[str, str], tuple[float, float, float]]:
+        out: dict[tuple[str, str], list[float]] = {}
+        slot = {"a": 0, "b": 1, "t": 2}
+        for scope in sorted(_text(s) for s in self._r.smembers(self._key("scopes"))):
+            for raw_field, value in self._r.hgetall(self._key("recent", scope)).items():
+                fld = _text(raw_field)
+                entry = out.setdefault((scope, fld[2:]), [0.0, 0.0, -math.inf])
+                entry[slot[fld[0]]] = float(value)
+        return {key: (a, b, t) for key, (a, b, t) in out.items()}
+
     def _replace_all(
         self,
         sums: dict[tuple[str, str], tuple[float, float]],
         applied_ids: list[str],
         totals: dict[tuple[str, str], Totals] | None,
+        recent: dict[tuple[str, str], tuple[float, float, float]],
     ) -> None:
         new_sums: dict[str, dict[Any, Any]] = {}
         for (scope, pattern), (a, b) in sums.items():
@@ -983,6 +1153,11 @@ class RedisScoreStore(_StoreBase):
                     f"b:{pattern}": repr(t.beta),
                 }
             )
+        new_recent: dict[str, dict[Any, Any]] = {}
+        for (scope, pattern), (ra, rb, last) in recent.items():
+            new_recent.setdefault(scope, {}).update(
+                {f"a:{pattern}": repr(ra), f"b:{pattern}": repr(rb), f"t:{pattern}": repr(last)}
+            )
         scopes_key, applied_key = self._key("scopes"), self._key("applied")
 
         def swap(pipe: redis.client.Pipeline) -> None:
@@ -990,17 +1165,19 @@ class RedisScoreStore(_StoreBase):
             kept = old_scopes if totals is None else set()
             pipe.multi()
             for scope in old_scopes:
-                pipe.delete(self._key("sums", scope))
+                pipe.delete(self._key("sums", scope), self._key("recent", scope))
                 if totals is not None:
                     pipe.delete(self._key("totals", scope))
             for scope, mapping in new_sums.items():
                 pipe.hset(self._key("sums", scope), mapping=mapping)
             for scope, mapping in new_totals.items():
                 pipe.hset(self._key("totals", scope), mapping=mapping)
+            for scope, mapping in new_recent.items():
+                pipe.hset(self._key("recent", scope), mapping=mapping)
             pipe.delete(applied_key, scopes_key)
             for start in range(0, len(applied_ids), 10_000):
                 pipe.sadd(applied_key, *applied_ids[start : start + 10_000])
-            all_scopes = kept | set(new_sums) | set(new_totals)
+            all_scopes = kept | set(new_sums) | set(new_totals) | set(new_recent)
             if all_scopes:
                 pipe.sadd(scopes_key, *sorted(all_scopes))
             pipe.hset(self._key("meta"), "half_life_s", self._half_life_tag)
@@ -1231,21 +1408,81 @@ def shrink(
     )
 
 
+def _pow2(log2_scale: float, exponent: float) -> float:
+    """``2^(log2_scale + exponent)`` without overflowing where the parts alone would."""
+    return math.pow(2.0, min(1000.0, log2_scale + exponent))
+
+
+def regime_counts(
+    evidence: Evidence,
+    now: float,
+    half_life_days: float,
+    recent_half_life_days: float,
+    *,
+    z: float = CHANGE_Z,
+) -> tuple[tuple[float, float], bool]:
+    """The (alpha, beta) counts to judge a pattern by, and whether its team changed its mind.
+
+    If the team's taste is steady, whether a signal is an acceptance does not depend on
+    when it came, so the acceptance share of the recent sums (half-life h) and of the long
+    ones (H) agree up to noise. With signals arriving at a steady pace, the difference of
+    the two shares has variance ``q(1 - q) · c / n`` for ``c = 1/(2r) + 1/2 - 2/(1 + r)``,
+    ``r = h/H``, where ``n`` is the long evidence as of the newest signal. When the shares
+    are more than ``z`` standard errors apart the old evidence no longer describes the
+    team: the counts become the recent evidence as of the newest signal, at the recent
+    share, fading from then on at the long half-life like any other evidence.
+
+    All of it is measured as of the newest signal, so nothing moves while no signals come:
+    a pattern held back after a change is not re-posted the moment its recent sums fade,
+    and its counts still shrink towards the prior at the usual pace, so it is tried again
+    in time. Without recent evidence, or when ``h`` is not shorter than ``H``, the long
+    counts are returned unchanged.
+    """
+    (la, lb), (ra, rb) = evidence.long, evidence.recent
+    ratio = recent_half_life_days / half_life_days
+    if evidence.last is None or ratio >= 1.0 or la + lb <= 0.0 or ra + rb <= 0.0:
+        return evidence.long, False
+    age = max(0.0, now - evidence.last) / DAY
+    n_last = _pow2(math.log2(la + lb), age / half_life_days)
+    q_long, q_recent = la / (la + lb), ra / (ra + rb)
+    q = min(max(q_long, 0.05), 0.95)
+    spread = 1.0 / (2.0 * ratio) + 0.5 - 2.0 / (1.0 + ratio)
+    if abs(q_recent - q_long) <= z * math.sqrt(q * (1.0 - q) * spread / n_last):
+        return evidence.long, False
+    # recent evidence as of the newest signal, then decayed by the long half-life since
+    exponent = age / recent_half_life_days - age / half_life_days
+    mass = _pow2(math.log2(ra + rb), exponent)
+    return (q_recent * mass, (1.0 - q_recent) * mass), True
+
+
 def posterior(
     store: ScoreStore,
     repo: str,
     pattern: str,
     now: float,
     prior: Prior = Prior(),
+    *,
+    change_z: float | None = CHANGE_Z,
 ) -> tuple[float, float]:
-    """The Beta(a, b) posterior of ``pattern`` in ``repo`` as of ``now`` (see :func:`shrink`)."""
-    repo_scope, org_scope, global_scope = scopes_for(validate_repo(repo))
-    return shrink(
-        store.counts(repo_scope, pattern, now),
-        store.counts(org_scope, pattern, now),
-        store.counts(global_scope, pattern, now),
-        prior,
-    )
+    """The Beta(a, b) posterior of ``pattern`` in ``repo`` as of ``now``: each level's counts
+    from :func:`regime_counts` (so a change of mind is followed; ``change_z`` ``None``: the
+    long counts alone), shrunk by :func:`shrink`."""
+    scopes = scopes_for(validate_repo(repo))
+    if change_z is None:
+        levels = [store.counts(scope, pattern, now) for scope in scopes]
+    else:
+        _check_number("change_z", change_z)
+        levels = [
+            regime_counts(
+                store.evidence(scope, pattern, now),
+                now,
+                store.half_life_days,
+                store.recent_half_life_days,
+                z=change_z,
+            )[0]
+            for scope in scopes
+        ]
+    return shrink(levels[0], levels[1], levels[2], prior)
 
 
 # --- Selection ---------------------------------------------------------------------------------
@@ -1415,6 +1652,7 @@ def select(
     neighbour_weight: float = 1.0,
     min_neighbours: int = 3,
     optimistic: bool = True,
+    change_z: float | None = CHANGE_Z,
 ) -> Selection:
     """Choose which candidates to post on one PR by Thompson sampling.
 
@@ -1432,6 +1670,9 @@ def select(
       suppressed "budget" — except that at most one try-out per PR (θ above the threshold
       but the posterior mean below it) is posted, the others suppressed "learned".
 
+    Posteriors come from :func:`posterior`, which follows a team that changed its mind
+    (``change_z``; ``None`` turns that off).
+
     Sampling rather than thresholding the mean keeps exploring: a pattern with little
     evidence is sometimes shown, so it can earn its way back. How much is set by
     ``prior.confidence`` (θ is drawn with that many more signals' worth of evidence at the
@@ -1443,7 +1684,7 @@ def select(
     for c in candidates:
         key = (c.repo, c.pattern)
         if key not in posteriors:
-            posteriors[key] = posterior(store, c.repo, c.pattern, now, prior)
+            posteriors[key] = posterior(store, c.repo, c.pattern, now, prior, change_z=change_z)
     return choose(
         candidates,
         posteriors,

@@ -15,6 +15,7 @@ lazily: commands that only touch scores or trajectories never take the lock.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -215,7 +216,9 @@ class Memory:
         """Recompute every score from the signals kept on the experiences."""
         self.retry_pending()
         before = self.scores.snapshot()
+        before_recent = self.scores.recent_snapshot()
         sums: dict[tuple[str, str], tuple[float, float]] = {}
+        recent: dict[tuple[str, str], tuple[float, float, float]] = {}
         applied: list[str] = []
         records = [
             (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
@@ -226,20 +229,23 @@ class Memory:
         for signal_id, repo, pattern, alpha, beta, at in records:
             applied.append(signal_id)
             weight = self.scores.decay_weight(at)
+            recent_weight = self.scores.recent_weight(at)
             for scope in scopes_for(repo):
                 a, b = sums.get((scope, pattern), (0.0, 0.0))
                 sums[(scope, pattern)] = (a + alpha * weight, b + beta * weight)
-        differences = []
-        worst = 0.0
-        for key in sorted(set(before) | set(sums)):
-            old = before.get(key, (0.0, 0.0))
-            new = sums.get(key, (0.0, 0.0))
-            diff = max(abs(old[0] - new[0]), abs(old[1] - new[1]))
-            scale = max(1.0, abs(old[0]), abs(old[1]))
-            worst = max(worst, diff / scale)
-            if diff / scale > tolerance:
-                differences.append(f"{key[0]} {key[1]}: {old} -> {new}")
-        self.scores.replace_all(sums, applied)
+                ra, rb, last = recent.get((scope, pattern), (0.0, 0.0, -math.inf))
+                recent[(scope, pattern)] = (
+                    ra + alpha * recent_weight,
+                    rb + beta * recent_weight,
+                    max(last, at),
+                )
+        differences, worst = _compare(before, sums, (0.0, 0.0), tolerance)
+        recent_lines, recent_worst = _compare(
+            before_recent, recent, (0.0, 0.0, -math.inf), tolerance, "recent "
+        )
+        differences += recent_lines
+        worst = max(worst, recent_worst)
+        self.scores.replace_all(sums, applied, recent=recent)
         return RebuildReport(
             patterns=len({k[1] for k in sums}),
             signals=len(applied),
@@ -267,6 +273,28 @@ class Memory:
             if self._experiences is not None:
                 self._experiences.close()
                 self._experiences = None
+
+
+def _compare(
+    before: Mapping[tuple[str, str], tuple[float, ...]],
+    after: Mapping[tuple[str, str], tuple[float, ...]],
+    zero: tuple[float, ...],
+    tolerance: float,
+    label: str = "",
+) -> tuple[list[str], float]:
+    """What a rebuild changed: one line per (scope, pattern) whose values moved by more than
+    ``tolerance`` relative to their size, and the largest such relative change."""
+    lines: list[str] = []
+    worst = 0.0
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key, zero), after.get(key, zero)
+        rel = max(
+            0.0 if x == y else abs(x - y) / max(1.0, abs(x)) for x, y in zip(old, new, strict=True)
+        )
+        worst = max(worst, rel)
+        if rel > tolerance:
+            lines.append(f"{label}{key[0]} {key[1]}: {old} -> {new}")
+    return lines, worst
 
 
 def default_paths(data_dir: Path) -> dict[str, Path]:

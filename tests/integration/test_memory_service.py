@@ -109,6 +109,7 @@ def test_rebuild_from_experiences_equals_the_live_scores(memory: Memory) -> None
         exp_id = memory.record_experience(comment(f"r{i}", pattern=pattern, text=f"finding {i}"))
         memory.apply_signal(signal(exp_id, f"sig:{i}", kind=kinds[i % len(kinds)], pattern=pattern))
     live = memory.scores.snapshot()
+    live_recent = memory.scores.recent_snapshot()
     report = memory.rebuild()
     assert report.unchanged, report.differences
     assert report.signals == 30
@@ -117,6 +118,15 @@ def test_rebuild_from_experiences_equals_the_live_scores(memory: Memory) -> None
     assert rebuilt.keys() == live.keys()
     for key, (alpha, beta) in live.items():
         assert rebuilt[key] == (pytest.approx(alpha, rel=1e-12), pytest.approx(beta, rel=1e-12))
+    # the recent sums that change detection reads are rebuilt to the same numbers too
+    rebuilt_recent = memory.scores.recent_snapshot()
+    assert rebuilt_recent.keys() == live_recent.keys()
+    for key, (ra, rb, last) in live_recent.items():
+        assert rebuilt_recent[key] == (
+            pytest.approx(ra, rel=1e-12),
+            pytest.approx(rb, rel=1e-12),
+            last,
+        )
 
 
 def test_rebuild_repairs_scores_that_drifted(memory: Memory) -> None:

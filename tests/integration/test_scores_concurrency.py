@@ -8,6 +8,7 @@ tolerance.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import time
 from collections import Counter
@@ -17,7 +18,14 @@ from typing import Any
 
 import pytest
 
-from memory.scores import DAY, EPOCH, RedisScoreStore, ScoreStore, SqliteScoreStore
+from memory.scores import (
+    DAY,
+    EPOCH,
+    RedisScoreStore,
+    ScoreStore,
+    SqliteScoreStore,
+    recent_half_life_days,
+)
 from memory.types import scopes_for
 
 pytestmark = pytest.mark.slow
@@ -66,17 +74,30 @@ def worker(kind: str, where: str, proc: int, barrier: Barrier, results: Any) -> 
         store.close()
 
 
-def expected() -> tuple[dict[tuple[str, str], tuple[float, float]], Counter[tuple[str, str]], int]:
+Sums = dict[tuple[str, str], tuple[float, float]]
+Recent = dict[tuple[str, str], tuple[float, float, float]]
+
+
+def expected() -> tuple[Sums, Recent, Counter[tuple[str, str]], int]:
     unique = {sig[0]: sig for proc in range(PROCS) for sig in plan(proc)}
-    sums: dict[tuple[str, str], tuple[float, float]] = {}
+    sums: Sums = {}
+    recent: Recent = {}
     counts: Counter[tuple[str, str]] = Counter()
+    recent_days = recent_half_life_days(HALF_LIFE_DAYS)
     for _, repo, pattern, alpha, beta, at in unique.values():
         weight = 2.0 ** ((at - EPOCH) / (HALF_LIFE_DAYS * DAY))
+        recent_weight = 2.0 ** ((at - EPOCH) / (recent_days * DAY))
         for scope in scopes_for(repo):
             a, b = sums.get((scope, pattern), (0.0, 0.0))
             sums[(scope, pattern)] = (a + alpha * weight, b + beta * weight)
+            ra, rb, last = recent.get((scope, pattern), (0.0, 0.0, -math.inf))
+            recent[(scope, pattern)] = (
+                ra + alpha * recent_weight,
+                rb + beta * recent_weight,
+                max(last, at),
+            )
             counts[(scope, pattern)] += 1
-    return sums, counts, len(unique)
+    return sums, recent, counts, len(unique)
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -104,7 +125,7 @@ def test_concurrent_processes_apply_every_signal_exactly_once(target: tuple[str,
         assert p.exitcode == 0
     elapsed = time.monotonic() - started
 
-    sums, counts, distinct = expected()
+    sums, recent, counts, distinct = expected()
     assert distinct == PROCS * PER_PROC + SHARED
     assert sum(applied_by.values()) == distinct  # each shared id won by exactly one process
 
@@ -112,6 +133,15 @@ def test_concurrent_processes_apply_every_signal_exactly_once(target: tuple[str,
     try:
         assert store.applied_count() == distinct
         assert store.snapshot() == sums  # exact: no lost or doubled increment
+        # the recent sums add up in another order; the newest times are exact maxima
+        live_recent = store.recent_snapshot()
+        assert live_recent.keys() == recent.keys()
+        for key, (ra, rb, last) in recent.items():
+            assert live_recent[key] == (
+                pytest.approx(ra, rel=1e-12),
+                pytest.approx(rb, rel=1e-12),
+                last,
+            )
         for (scope, pattern), n in counts.items():
             assert store.totals(scope, pattern).n == n
     finally:

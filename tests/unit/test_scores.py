@@ -15,6 +15,7 @@ from memory.scores import (
     EPOCH,
     MAX_NAME_LEN,
     SHADOW_KEEP,
+    Evidence,
     InMemoryScoreStore,
     Mute,
     NeedsRebuild,
@@ -224,6 +225,41 @@ def test_snapshot_and_replace_all_round_trip(store: ScoreStore) -> None:
     store.replace_all(sums, [], totals={(REPO, "llm:naming"): Totals(5, 2.0, 3.0)})
     assert store.totals(REPO, "ruff:E501") == Totals()
     assert store.totals(REPO, "llm:naming") == Totals(5, 2.0, 3.0)
+
+
+def test_recent_evidence_has_the_shorter_half_life_and_the_newest_time(
+    store: ScoreStore,
+) -> None:
+    h = store.recent_half_life_days * DAY
+    assert store.recent_half_life_days == H_DAYS / 4
+    store.apply("old", REPO, "ruff:B006", 1.0, 0.0, NOW - h)
+    store.apply("new", REPO, "ruff:B006", 0.0, 1.0, NOW)
+    evidence = store.evidence(REPO, "ruff:B006", NOW)
+    assert evidence.recent == pytest.approx((0.5, 1.0), rel=1e-12)
+    assert evidence.long == pytest.approx(store.counts(REPO, "ruff:B006", NOW), rel=1e-12)
+    assert evidence.last == NOW
+    assert store.evidence("*", "ruff:B006", NOW).last == NOW
+    # a signal that happened earlier but arrives late does not move the newest time
+    store.apply("late", "acme/api", "ruff:B006", 1.0, 0.0, NOW - 3 * DAY)
+    assert store.evidence(ORG, "ruff:B006", NOW).last == NOW
+    assert store.evidence("acme/api", "ruff:B006", NOW).last == NOW - 3 * DAY
+    assert store.evidence(REPO, "never:seen", NOW) == Evidence()
+
+
+def test_replace_all_sets_the_recent_sums_or_clears_them(store: ScoreStore) -> None:
+    store.apply("s1", REPO, "ruff:B006", 1.0, 0.0, NOW)
+    assert set(store.recent_snapshot()) == {
+        (REPO, "ruff:B006"),
+        (ORG, "ruff:B006"),
+        ("*", "ruff:B006"),
+    }
+    sums = {(REPO, "llm:naming"): (2.0, 3.0)}
+    store.replace_all(sums, ["s1"])
+    assert store.recent_snapshot() == {}
+    recent = {(REPO, "llm:naming"): (1.0, 2.5, NOW - DAY)}
+    store.replace_all(sums, ["s1"], recent=recent)
+    assert store.recent_snapshot() == recent
+    assert store.evidence(REPO, "llm:naming", NOW).last == NOW - DAY
 
 
 def test_in_memory_store_is_thread_safe() -> None:

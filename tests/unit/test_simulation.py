@@ -241,3 +241,21 @@ def test_the_time_scale_is_stated() -> None:
     assert slow["time_scale"]["half_life_prs"] == 60.0
     assert slow["time_scale"]["recovery_target_days"] == 50.0
     assert average([result, result])["time_scale"] == result["time_scale"]
+
+
+def test_change_detection_reaches_the_real_code_and_speeds_recovery() -> None:
+    result = run_simulation(1000, seed=3, include=("kaizen", "kaizen_no_change_detection"))
+    assert result["kaizen_params"]["change_z"] == 2.5
+    kaizen = result["policies"]["kaizen"]
+    plain = result["policies"]["kaizen_no_change_detection"]
+    assert kaizen["prs_to_recover_after_drift"] is not None
+    assert plain["prs_to_recover_after_drift"] is not None
+    assert kaizen["prs_to_recover_after_drift"] + 100 < plain["prs_to_recover_after_drift"]
+    assert kaizen["regret"] < plain["regret"]
+
+
+def test_valuable_precision_uses_recalls_ground_truth(runs: list[dict[str, Any]]) -> None:
+    for run in runs:
+        assert run["policies"]["oracle"]["valuable_precision"] == 1.0
+        kaizen = run["policies"]["kaizen"]
+        assert kaizen["precision"] < kaizen["valuable_precision"] < 1.0
