@@ -28,7 +28,13 @@ from typing import Any
 import pytest
 
 from workers.sandbox.base import Limits, RunResult, sandbox_env
-from workers.sandbox.docker import LABEL, DockerSandbox, docker_available, prune_leftovers
+from workers.sandbox.docker import (
+    LABEL,
+    DockerSandbox,
+    docker_available,
+    prune_leftovers,
+    remove_container,
+)
 
 IMAGE = os.environ.get("KAIZEN_TEST_SANDBOX_IMAGE", "kaizen-sandbox:latest")
 _REASON = docker_available(IMAGE)
@@ -405,3 +411,38 @@ def test_container_config_and_leftover_pruning(sandbox: DockerSandbox, workspace
     finally:
         with contextlib.suppress(Exception):
             container.remove(force=True)
+
+
+def test_a_removal_already_under_way_counts_as_removed_and_nothing_raises(
+    sandbox: DockerSandbox,
+) -> None:
+    # Two removals of one container at once: the engine answers the second with 409
+    # "removal of container ... is already in progress" (what a kill at the time limit
+    # under load ran into). Neither caller may fail, and the container must be gone.
+    import threading
+
+    import docker
+    import docker.errors
+
+    client = docker.from_env()
+    api = client.api
+    for _ in range(3):
+        container = client.containers.create(
+            IMAGE, ["sleep", "30"], network_mode="none", labels=dict([RUN_LABEL])
+        )
+        container.start()
+        answers: list[str | None] = []
+
+        def remove(cid: str = container.id, out: list[str | None] = answers) -> None:
+            out.append(remove_container(api, cid))
+
+        threads = [threading.Thread(target=remove) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert answers == [None, None, None]
+        with pytest.raises(docker.errors.NotFound):
+            api.inspect_container(container.id)
+    # a container that is not there at all is also simply gone
+    assert remove_container(api, "0" * 64) is None

@@ -40,6 +40,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount, Ulimit
 from docker.utils.socket import STDERR, STDOUT, frames_iter
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from workers.sandbox.base import (
     Limits,
@@ -60,6 +61,48 @@ TMPFS_MAX_MB = 512
 # After the container exits, how long its last output may take to arrive.
 DRAIN_GRACE_S = 5.0
 API_TIMEOUT_S = 60
+REMOVE_ATTEMPTS = 4
+
+
+def _removal_under_way(exc: BaseException) -> bool:
+    """The engine's 409 when a removal of the same container already runs (seen after a
+    kill at the time limit under load): the container is going away, which is all we ask."""
+    return (
+        isinstance(exc, docker.errors.APIError)
+        and exc.status_code == 409
+        and "already in progress" in str(exc.explanation or exc)
+    )
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    return isinstance(exc, docker.errors.APIError | requests.exceptions.RequestException) and not (
+        isinstance(exc, docker.errors.NotFound) or _removal_under_way(exc)
+    )
+
+
+def remove_container(api: Any, container_id: str, *, wait_s: float = 0.2) -> str | None:
+    """Force-remove a run's container; ``None`` once it is gone or going, else why not.
+
+    Never raises: it runs in the ``finally`` of every run, where an exception would replace
+    the run's own result. A container that could not be removed keeps its
+    ``kaizen.sandbox=1`` label, so :func:`prune_leftovers` removes it later.
+    """
+    try:
+        for attempt in Retrying(
+            retry=retry_if_exception(_worth_retrying),
+            stop=stop_after_attempt(REMOVE_ATTEMPTS),
+            wait=wait_exponential(multiplier=wait_s, max=2.0),
+            reraise=True,
+        ):
+            with attempt:
+                api.remove_container(container_id, force=True, v=True)
+    except docker.errors.NotFound:
+        return None
+    except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+        if _removal_under_way(exc):
+            return None
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def _client(client: Any | None = None) -> Any:
@@ -336,8 +379,9 @@ class DockerSandbox:
             if reader is not None:
                 reader.join(1.0)
             if container_id is not None:
-                with contextlib.suppress(docker.errors.NotFound):
-                    api.remove_container(container_id, force=True, v=True)
+                failed = remove_container(api, container_id)
+                if failed is not None:
+                    details["remove_error"] = failed
         assert reader is not None
         out, err = reader.snapshot()
         details["stdout_bytes"] = out.total_bytes
