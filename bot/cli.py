@@ -123,6 +123,16 @@ def _parser() -> argparse.ArgumentParser:
     text.add_argument("--issue-text", default=None, help="the issue, as a user wrote it")
     text.add_argument("--issue-file", type=Path, default=None, help="a file holding the issue")
     fix.add_argument("--test-cmd", default=None, help="test command (default: detect pytest)")
+    fix.add_argument(
+        "--install-cmd",
+        default=None,
+        help="run once in the sandbox before the tests, into the workspace (e.g. a .venv)",
+    )
+    fix.add_argument(
+        "--allow-network-install",
+        action="store_true",
+        help="let the install command reach the network (never the tests)",
+    )
     fix.add_argument("--max-attempts", type=int, default=3, help="LLM attempts")
     fix.add_argument("--max-runs", type=int, default=40, help="sandbox runs, all policies")
     fix.add_argument("--name", default=None, help="OWNER/REPO to learn under")
@@ -350,6 +360,8 @@ def _fix(args: argparse.Namespace) -> int:
             issue_text=issue_text,
             checkout=repo_path,
             test_command=args.test_cmd,
+            install_command=args.install_cmd,
+            allow_network_install=args.allow_network_install,
         )
     finally:
         memory.close()

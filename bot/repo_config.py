@@ -213,8 +213,11 @@ class ReviewConfig(_Section):
 class FixConfig(_Section):
     """``/kaizen fix``: attempts and limits for the sandboxed fixer.
 
-    ``test_command``/``install_command`` of ``None`` mean "detect from the repository".
-    Network access during install is off unless the repository opts in.
+    ``test_command`` of ``None`` means "detect pytest from the repository";
+    ``install_command``, when set, runs once in the sandbox before the tests and must
+    install into the workspace (a ``.venv`` the test command uses, ``pip install --target``):
+    the sandbox's root is read-only. Network access during install is off unless the
+    repository opts in; the tests never have it.
     """
 
     enabled: bool = Field(default=True, strict=True)

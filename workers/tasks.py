@@ -272,6 +272,8 @@ def _run_fix(
         hint=hint,
         bot_login=settings.bot_login,
         test_command=config.fix.test_command,
+        install_command=config.fix.install_command,
+        allow_network_install=config.fix.allow_network_install,
     )
     result = run_fix_job(
         github,

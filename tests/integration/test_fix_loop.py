@@ -199,3 +199,63 @@ def test_kaizen_fix_cli_on_a_local_repository(
     }
     assert result["fixed"] is True and "amount - amount * discount" in result["patch"]
     assert (checkout / "shop" / "pricing.py").read_text() == before  # never changed in place
+
+
+INSTALL = (
+    "mkdir -p .deps/helperlib .git/hooks"
+    " && printf 'def double(x):\\n    return 2 * x\\n' > .deps/helperlib/__init__.py"
+    " && printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit"
+)
+
+
+def _needs_helperlib(checkout: Path) -> None:
+    """A repo whose tests need a package that only its install command provides."""
+    (checkout / "conftest.py").write_text(
+        "import pathlib\nimport sys\n\n"
+        "sys.path.insert(0, str(pathlib.Path(__file__).parent / '.deps'))\n"
+    )
+    (checkout / "tests" / "test_deps.py").write_text(
+        "import helperlib\n\n\ndef test_helper():\n    assert helperlib.double(2) == 4\n"
+    )
+
+
+def test_the_install_command_prepares_the_tests_and_never_touches_the_clone(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    _needs_helperlib(checkout)
+    without = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=1)).run(
+        repo="octo-org/shop", issue_id="20", issue_text=ISSUE, checkout=checkout
+    )
+    assert any("test_deps" in t for t in without.baseline_failed)  # nothing installed
+
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30))
+    result = loop.run(
+        repo="octo-org/shop",
+        issue_id="20",
+        issue_text=ISSUE,
+        checkout=checkout,
+        install_command=INSTALL,
+    )
+    assert not any("test_deps" in t for t in result.baseline_failed)
+    assert any("test_total_with_discount" in t for t in result.baseline_failed)
+    assert result.fixed, result.message
+    assert result.sandbox_runs >= 3  # the install, the baseline, at least one candidate
+    # what the repository's code wrote stayed in the copy: no planted hook in the clone
+    assert not (checkout / ".deps").exists()
+    assert not (checkout / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_a_failing_install_command_stops_the_fix_with_what_it_printed(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    result = FixLoop(sandbox=sandbox, memory=None).run(
+        repo="octo-org/shop",
+        issue_id="21",
+        issue_text=ISSUE,
+        checkout=checkout,
+        install_command="echo 'no such package: leftpad' >&2; exit 3",
+    )
+    assert not result.fixed
+    assert "exit code 3" in result.message and "no such package: leftpad" in result.message
+    assert "without network" in result.message
+    assert result.sandbox_runs == 1  # no baseline without the dependencies

@@ -47,6 +47,8 @@ class FixJob:
     hint: str = ""
     bot_login: str = "kaizen[bot]"
     test_command: str | None = None
+    install_command: str | None = None
+    allow_network_install: bool = False
 
 
 def cancel_key(repo: str, issue: int) -> str:
@@ -126,6 +128,8 @@ def fix_issue(
                 issue_text=issue_text,
                 checkout=checkout,
                 test_command=job.test_command,
+                install_command=job.install_command,
+                allow_network_install=job.allow_network_install,
             )
             if loop.cancelled():
                 progress("Cancelled.")

@@ -3,6 +3,11 @@ first that makes the failing tests pass without breaking others.
 
 Order of work, and why:
 
+0. If the repository's config names an ``install_command``, run it once in the sandbox on
+   a private copy of the clone (network only with ``allow_network_install``); every test
+   run then starts from a copy of that prepared tree, so what it installed into the
+   workspace (a ``.venv``, a ``--target`` folder) is there, while the clone that commits
+   and pushes is never touched by the repository's code (no planted git hooks).
 1. Detect the test command and run a baseline in the sandbox (with per-test coverage when
    the sandbox's Python has coverage.py): the failing tests are the targets, the passing
    ones must stay green. No failing test means no way to tell a fix from a guess, so the
@@ -20,6 +25,7 @@ Order of work, and why:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import random
@@ -41,7 +47,9 @@ from workers.fix.operators import OPERATORS, generate_patches
 from workers.fix.testcmd import TestCommand, detect_test_command
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
-from workers.sandbox.base import Limits, Sandbox
+from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
+from workers.sandbox.tests_step import run_install
+from workers.sandbox.workspace import workspace_copy
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +220,8 @@ class FixLoop:
         issue_text: str,
         checkout: Path,
         test_command: str | None = None,
+        install_command: str | None = None,
+        allow_network_install: bool = False,
     ) -> FixResult:
         started = time.monotonic()
         command = detect_test_command(checkout, test_command)
@@ -224,13 +234,55 @@ class FixLoop:
             )
             self._note(repo, issue_id, result)
             return result
-        with tempfile.TemporaryDirectory(prefix="kaizen-fix-") as scratch:
-            runner = self._runner(checkout, command, Path(scratch))
-            result = self._run(repo, issue_id, issue_text, checkout, runner, started)
-            result.sandbox_runs = runner.runs
+        with contextlib.ExitStack() as stack:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kaizen-fix-")))
+            tests_from = checkout
+            install_runs = 0
+            failed_install: str | None = None
+            if install_command is not None and install_command.strip():
+                tests_from = stack.enter_context(workspace_copy(checkout, parent=scratch))
+                failed_install = self._install(tests_from, install_command, allow_network_install)
+                install_runs = 1
+            runner = self._runner(tests_from, command, scratch)
+            if failed_install is not None:
+                result = FixResult(False, failed_install)
+            else:
+                result = self._run(repo, issue_id, issue_text, checkout, runner, started)
+            result.sandbox_runs = runner.runs + install_runs
             result.duration_s = time.monotonic() - started
         self._note(repo, issue_id, result)
         return result
+
+    def _install(self, workspace: Path, command: str, allow_network: bool) -> str | None:
+        """Run ``fix.install_command`` in ``workspace``; why it failed, or ``None``. A failed
+        install ends the fix: tests without their dependencies tell nothing about a patch."""
+        self.progress(f"Installing dependencies: `{command}`.")
+        try:
+            run = run_install(
+                self.sandbox,
+                workspace,
+                ["sh", "-c", command],
+                limits=Limits(timeout_s=self.budget.run_timeout_s),
+                allow_network=allow_network,
+            )
+        except SandboxUnavailable as exc:
+            return (
+                f"The install command could not run: {exc}. Vendor the dependencies in the "
+                "repository, or run Kaizen where the sandbox can give the install its own "
+                "network."
+            )
+        if run.timed_out or run.exit_code != 0:
+            how = (
+                f"did not finish within {self.budget.run_timeout_s:.0f} s"
+                if run.timed_out
+                else f"failed (exit code {run.exit_code})"
+            )
+            offline = (
+                "" if allow_network else " It ran without network (`fix.allow_network_install`)."
+            )
+            tail = redact_secrets((run.stderr or run.stdout)[-800:])
+            return f"The install command `{command}` {how}.{offline}\n\n```\n{tail}\n```"
+        return None
 
     def _note(self, repo: str, issue_id: str, result: FixResult) -> None:
         """One event per fix run, for the reports' fix results over time."""
