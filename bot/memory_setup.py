@@ -1,7 +1,8 @@
 """Building Kaizen's memory from settings (the one place that knows which stores to use).
 
-Scores live in Redis when ``KAIZEN_REDIS_URL`` is set (shared by every worker on every
-machine), otherwise in SQLite under the data dir; experiences in a Qdrant server when
+Scores, the activity log, parked signals and the archive of retired signals live in Redis
+when ``KAIZEN_REDIS_URL`` is set (shared by every worker on every machine), otherwise in
+SQLite under the data dir; experiences in a Qdrant server when
 ``KAIZEN_QDRANT_URL`` is set, otherwise in embedded storage that one process may open.
 """
 
@@ -9,10 +10,10 @@ from __future__ import annotations
 
 from bot.settings import Settings
 from memory.activity import ActivityLog, RedisActivityLog, SqliteActivityLog
-from memory.archive import SignalArchive
+from memory.archive import ArchiveStore, RedisSignalArchive, SignalArchive
 from memory.embedding import make_embedder
 from memory.experiences import ExperienceStore, open_store
-from memory.pending import PendingSignals
+from memory.pending import PendingSignals, PendingStore, RedisPendingSignals
 from memory.scores import RedisScoreStore, ScoreStore, SqliteScoreStore
 from memory.service import Memory, default_paths
 from memory.trajectories import TrajectoryStore
@@ -24,12 +25,18 @@ def build_memory(settings: Settings) -> Memory:
     paths = default_paths(data_dir)
     scores: ScoreStore
     activity: ActivityLog
+    pending: PendingStore
+    archive: ArchiveStore
     if settings.redis_url:
         scores = RedisScoreStore(settings.redis_url, settings.learning_half_life_days)
         activity = RedisActivityLog(settings.redis_url)
+        pending = RedisPendingSignals(settings.redis_url)
+        archive = RedisSignalArchive(settings.redis_url)
     else:
         scores = SqliteScoreStore(paths["scores"], settings.learning_half_life_days)
         activity = SqliteActivityLog(paths["activity"])
+        pending = PendingSignals(paths["pending"])
+        archive = SignalArchive(paths["archive"])
 
     def open_experiences() -> ExperienceStore:
         embedder = make_embedder(
@@ -52,8 +59,8 @@ def build_memory(settings: Settings) -> Memory:
     return Memory(
         scores=scores,
         trajectories=TrajectoryStore(paths["trajectories"]),
-        pending=PendingSignals(paths["pending"]),
-        archive=SignalArchive(paths["archive"]),
+        pending=pending,
+        archive=archive,
         open_experiences=open_experiences,
         activity=activity,
     )

@@ -3,18 +3,52 @@
 Scores are sums over every signal ever applied; retention keeps Qdrant small by deleting a
 repo's oldest experiences. Their signals are archived here first, so ``kaizen memory
 rebuild`` still reproduces the live scores after retention has run.
+
+Like the scores, the archive is SQLite under the data dir on one machine and Redis when
+``KAIZEN_REDIS_URL`` is set: retention runs on whichever worker upserts, so with workers
+on several machines a local archive would leave each machine's rebuild short of the
+others' archived signals.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from memory.sqlite import LocalSQLite
 from memory.types import Experience
 
+if TYPE_CHECKING:
+    import redis
+
+ArchivedSignal = tuple[str, str, str, float, float, float]  # id, repo, pattern, alpha, beta, at
+
+
+def _rows(experiences: Sequence[Experience]) -> list[ArchivedSignal]:
+    return [
+        (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
+        for e in experiences
+        for r in e.extra.get("signals", [])
+    ]
+
+
+class ArchiveStore(Protocol):
+    def archive(self, experiences: Sequence[Experience]) -> int:
+        """Keep the signals of ``experiences`` (each id once); how many were offered."""
+        ...
+
+    def iter_signals(self) -> Iterator[ArchivedSignal]:
+        """(id, repo, pattern, alpha, beta, at) for every archived signal, by id."""
+        ...
+
+    def count(self) -> int: ...
+
 
 class SignalArchive:
+    """On one machine: SQLite under the data dir."""
+
     def __init__(self, path: Path) -> None:
         self._db = LocalSQLite(path)
         self._db.conn().execute(
@@ -24,11 +58,7 @@ class SignalArchive:
         )
 
     def archive(self, experiences: Sequence[Experience]) -> int:
-        rows = [
-            (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
-            for e in experiences
-            for r in e.extra.get("signals", [])
-        ]
+        rows = _rows(experiences)
         conn = self._db.conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -41,11 +71,41 @@ class SignalArchive:
             raise
         return len(rows)
 
-    def iter_signals(self) -> Iterator[tuple[str, str, str, float, float, float]]:
-        """(id, repo, pattern, alpha, beta, at) for every archived signal."""
+    def iter_signals(self) -> Iterator[ArchivedSignal]:
         yield from self._db.conn().execute(
             "SELECT id, repo, pattern, alpha, beta, at FROM archived_signals ORDER BY id"
         )
 
     def count(self) -> int:
         return int(self._db.conn().execute("SELECT COUNT(*) FROM archived_signals").fetchone()[0])
+
+
+class RedisSignalArchive:
+    """Many machines: one hash in the scores' Redis (same hash tag), id → signal, written
+    with HSETNX so an id archived twice keeps its first copy, as the SQLite one does."""
+
+    def __init__(self, url: str, prefix: str = "kaizen") -> None:
+        import redis as redis_lib  # deferred: only deployments with Redis need the client
+
+        self._r: redis.Redis = redis_lib.Redis.from_url(url, decode_responses=True)
+        self._key = f"{{{prefix}}}:archived_signals"
+
+    def archive(self, experiences: Sequence[Experience]) -> int:
+        rows = _rows(experiences)
+        pipe = self._r.pipeline(transaction=True)
+        for sid, repo, pattern, alpha, beta, at in rows:
+            pipe.hsetnx(self._key, sid, json.dumps([repo, pattern, alpha, beta, at]))
+        pipe.execute()
+        return len(rows)
+
+    def iter_signals(self) -> Iterator[ArchivedSignal]:
+        entries = dict(self._r.hscan_iter(self._key, count=1000))
+        for sid in sorted(entries):
+            repo, pattern, alpha, beta, at = json.loads(entries[sid])
+            yield (sid, str(repo), str(pattern), float(alpha), float(beta), float(at))
+
+    def count(self) -> int:
+        return int(self._r.hlen(self._key))
+
+    def close(self) -> None:
+        self._r.close()

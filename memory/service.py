@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from memory.activity import ActivityLog, Event
-from memory.archive import SignalArchive
+from memory.archive import ArchiveStore
 from memory.experiences import ExperienceStore
 from memory.feedback import DEFAULT_TABLE, Effect, combine, effect_of
-from memory.pending import PendingSignals
+from memory.pending import PendingStore
 from memory.scores import ScoreStore
 from memory.trajectories import TrajectoryStore
 from memory.types import Experience, Kind, Outcome, Signal, scopes_for
@@ -70,9 +70,9 @@ class Memory:
         *,
         scores: ScoreStore,
         trajectories: TrajectoryStore,
-        pending: PendingSignals,
+        pending: PendingStore,
         open_experiences: Callable[[], ExperienceStore],
-        archive: SignalArchive,
+        archive: ArchiveStore,
         table: Mapping[str, Effect] = DEFAULT_TABLE,
         activity: ActivityLog | None = None,
     ) -> None:
