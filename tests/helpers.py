@@ -56,3 +56,16 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 20.0, what: str =
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+
+
+RecentSums = dict[tuple[str, str], tuple[float, float, float]]
+
+
+def assert_same_recent_sums(actual: RecentSums, expected: RecentSums) -> None:
+    """Recent sums equal up to float rounding (added in another order); the newest signal
+    times exactly (they are maxima)."""
+    import pytest
+
+    assert actual.keys() == expected.keys()
+    for key, (ra, rb, last) in expected.items():
+        assert actual[key] == (pytest.approx(ra, rel=1e-12), pytest.approx(rb, rel=1e-12), last)

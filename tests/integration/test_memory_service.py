@@ -18,7 +18,7 @@ from memory.scores import SqliteScoreStore
 from memory.service import Memory, UnknownExperience, default_paths
 from memory.trajectories import TrajectoryStore, Transition
 from memory.types import Experience, Kind, Signal
-from tests.helpers import free_port
+from tests.helpers import assert_same_recent_sums, free_port
 
 REPO = "octo-org/app"
 
@@ -119,14 +119,7 @@ def test_rebuild_from_experiences_equals_the_live_scores(memory: Memory) -> None
     for key, (alpha, beta) in live.items():
         assert rebuilt[key] == (pytest.approx(alpha, rel=1e-12), pytest.approx(beta, rel=1e-12))
     # the recent sums that change detection reads are rebuilt to the same numbers too
-    rebuilt_recent = memory.scores.recent_snapshot()
-    assert rebuilt_recent.keys() == live_recent.keys()
-    for key, (ra, rb, last) in live_recent.items():
-        assert rebuilt_recent[key] == (
-            pytest.approx(ra, rel=1e-12),
-            pytest.approx(rb, rel=1e-12),
-            last,
-        )
+    assert_same_recent_sums(memory.scores.recent_snapshot(), live_recent)
 
 
 def test_rebuild_repairs_scores_that_drifted(memory: Memory) -> None:

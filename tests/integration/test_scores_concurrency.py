@@ -27,6 +27,7 @@ from memory.scores import (
     recent_half_life_days,
 )
 from memory.types import scopes_for
+from tests.helpers import assert_same_recent_sums
 
 pytestmark = pytest.mark.slow
 
@@ -134,14 +135,7 @@ def test_concurrent_processes_apply_every_signal_exactly_once(target: tuple[str,
         assert store.applied_count() == distinct
         assert store.snapshot() == sums  # exact: no lost or doubled increment
         # the recent sums add up in another order; the newest times are exact maxima
-        live_recent = store.recent_snapshot()
-        assert live_recent.keys() == recent.keys()
-        for key, (ra, rb, last) in recent.items():
-            assert live_recent[key] == (
-                pytest.approx(ra, rel=1e-12),
-                pytest.approx(rb, rel=1e-12),
-                last,
-            )
+        assert_same_recent_sums(store.recent_snapshot(), recent)
         for (scope, pattern), n in counts.items():
             assert store.totals(scope, pattern).n == n
     finally:
