@@ -206,6 +206,8 @@ def main() -> int:
         notes["docker"] = f"skipped: {reason}"
 
     targets = {name: make for name, make in targets.items() if name in wanted}
+    # The machine is shared and the figures move with its load: record it with them.
+    load_before = os.getloadavg()
     results: dict[str, dict[str, Any]] = {}
     for workload, (argv, ok) in workloads.items():
         measured = measure({t: make(argv, ok) for t, make in targets.items()}, args.runs)
@@ -238,6 +240,8 @@ def main() -> int:
             "python": platform.python_version(),
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
+            "load_avg_1_5_15_before": [round(x, 2) for x in load_before],
+            "load_avg_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
         },
         "runs": args.runs,
         "image": args.image,
@@ -253,7 +257,8 @@ def main() -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps({"verdict": verdict, "notes": notes}, indent=2))
+    load = {k: v for k, v in report["machine"].items() if k.startswith("load")}
+    print(json.dumps({"verdict": verdict, "notes": notes, "load": load}, indent=2))
     print(f"wrote {args.out}")
     return 0
 

@@ -205,6 +205,7 @@ def test_memory_hog_is_killed_and_reported(sandbox: BwrapSandbox, workspace: Pat
     assert not result.timed_out
     if result.details["memory_limit"] == "cgroup":
         assert result.details["max_memory_bytes"] <= 256 * 1024 * 1024
+        assert result.details["cgroups_joined"] == "at birth"
     assert_nothing_left(result)
 
 
@@ -539,6 +540,9 @@ def test_a_uid_whose_cgroup_exists_is_not_used(
     taken = 264000
     held = memory / bwrap.CGROUP_PARENT / f"u{taken}"
     held.mkdir(parents=True)  # another worker's run, between its mkdir and its first process
+    # This run must pick its uid now, not take one made ahead by an earlier run.
+    monkeypatch.setattr(bwrap, "SPARE_SLOTS", 0)
+    bwrap._discard_spares()
     try:
         picks = iter([taken, taken + 1])
         monkeypatch.setattr(random, "randint", lambda low, high: next(picks))
@@ -562,3 +566,82 @@ def test_failed_setup_raises_and_runs_nothing(
         sandbox.run(["/bin/sh", "-c", "touch /workspace/ran"], workspace=workspace, limits=Limits())
     assert not (workspace / "ran").exists()
     assert workspace.stat().st_uid == os.getuid()  # given back
+
+
+def test_the_next_runs_slot_waits_in_its_cgroups_and_is_given_up_at_exit(
+    sandbox: BwrapSandbox, workspace: Path
+) -> None:
+    memory = bwrap.CGROUP_ROOT / "memory"
+    if not (memory / "memory.limit_in_bytes").exists():
+        pytest.skip("no cgroup v1 memory controller")
+    result = sandbox.run(["true"], workspace=workspace, limits=Limits(timeout_s=30))
+    assert result.exit_code == 0, result.stderr
+    assert result.details["cgroups_joined"] == "at birth"
+    # The run made the next one's slot: a thread of this process waits in its cgroups
+    # (not counted as one of the run's processes), its uid is not the finished run's.
+    spares = bwrap._spares[bwrap._slot_key(sandbox.uid_range)]
+    assert len(spares) == bwrap.SPARE_SLOTS == 1
+    spare = spares[0]
+    spare.wait_ready()
+    assert spare.joined and spare.uid != result.details["uid"]
+    dirs = list(spare.cgroups.dirs.values())
+    for path in dirs:
+        assert (path / "cgroup.procs").read_text().split() == [str(os.getpid())]
+        assert len((path / "tasks").read_text().split()) == 1  # the slot's thread only
+    assert spare.cgroups.pids() == []
+    bwrap._discard_spares()  # what atexit does
+    assert not any(path.exists() for path in dirs)
+
+
+def test_a_slot_thread_that_cannot_join_falls_back_to_moving_the_run(
+    sandbox: BwrapSandbox, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not (bwrap.CGROUP_ROOT / "memory" / "memory.limit_in_bytes").exists():
+        pytest.skip("no cgroup v1 memory controller")
+    real_write = bwrap._write
+
+    def write(path: Path, value: str) -> None:
+        if path.name == "tasks":
+            raise PermissionError(13, "Permission denied", str(path))
+        real_write(path, value)
+
+    monkeypatch.setattr(bwrap, "_write", write)
+    monkeypatch.setattr(bwrap, "SPARE_SLOTS", 0)
+    bwrap._discard_spares()
+    result = python(
+        sandbox,
+        workspace,
+        """
+        chunks = []
+        for _ in range(2048):
+            chunks.append(b"x" * (1024 * 1024))
+        print("survived")
+        """,
+        Limits(timeout_s=30, memory_mb=256, pids=32),
+    )
+    assert result.details["cgroups_joined"] == "moved"
+    assert result.details["memory_limit"] == "cgroup"
+    assert result.oom_killed and "survived" not in result.stdout
+    assert_nothing_left(result)
+
+
+def test_the_runs_binds_are_never_seen_by_the_host(sandbox: BwrapSandbox, workspace: Path) -> None:
+    # The slot's thread makes them in a private mount namespace of its own.
+    host_ns = os.readlink("/proc/self/ns/mnt")
+    seen: list[str] = []
+
+    def run() -> None:
+        result = sandbox.run(["sleep", "2"], workspace=workspace, limits=Limits(timeout_s=30))
+        seen.append(f"exit {result.exit_code}")
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    try:
+        time.sleep(1)  # the sandbox is up, its binds made
+        for mountinfo in ("/proc/self/mountinfo", "/proc/1/mountinfo"):
+            text = Path(mountinfo).read_text()
+            assert str(workspace) not in text and "/kaizen-bwrap-" not in text, mountinfo
+    finally:
+        runner.join()
+    assert seen == ["exit 0"]
+    assert os.readlink("/proc/self/ns/mnt") == host_ns

@@ -208,8 +208,9 @@ def test_failed_child_setup_is_reported_and_nothing_is_executed(tmp_path: Path) 
     read_end, write_end = os.pipe()
     setup = bwrap._ChildSetup(
         uid=200999,
-        binds=((b"/nonexistent-kaizen-source", b"/nonexistent-kaizen-target"),),
-        rlimits=(),
+        binds=(),  # made by the slot's thread, not by the child
+        # More open files than the kernel allows at all (fs.nr_open): refused even to root.
+        rlimits=((resource.RLIMIT_NOFILE, 1 << 40),),
         error_fd=write_end,
         libc=bwrap._libc(),
     )
@@ -218,6 +219,30 @@ def test_failed_child_setup_is_reported_and_nothing_is_executed(tmp_path: Path) 
     message = bwrap._read_all(read_end, time.monotonic() + 10).decode()
     os.close(read_end)
     assert proc.wait() == 127
-    # As root the bind fails; without root already the mount namespace does.
-    assert "bind" in message or "unshare" in message
+    assert "setrlimit" in message
     assert not marker.exists()
+
+
+def test_this_process_is_never_one_of_a_runs_processes(tmp_path: Path) -> None:
+    # A slot's thread puts this process into the run's cgroup.procs; the sweep kills what
+    # pids() returns.
+    memory = tmp_path / "u201240"
+    memory.mkdir()
+    (memory / "cgroup.procs").write_text(f"{os.getpid()}\n4242\n")
+    assert bwrap._Cgroups(dirs={"memory": memory}).pids() == [4242]
+
+
+def test_a_forked_child_forgets_the_parents_spare_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = bwrap._slot_key((200000, 200010))
+    slot = bwrap._Slot(200005, bwrap._Cgroups(), None)  # no cgroups: nothing joined
+    try:
+        monkeypatch.setitem(bwrap._spares, key, [slot])
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os._exit(0 if bwrap._spares == {} and key not in bwrap._spares else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert bwrap._spares[key] == [slot]  # the parent's are left alone
+    finally:
+        slot.release()
+    assert not slot._thread.is_alive()

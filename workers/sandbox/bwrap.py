@@ -2,29 +2,35 @@
 
 How one run is put together (all as argv, no shell string is built from input)::
 
-    fork; in the child, as root (preexec - no helper program is exec'd):
-      unshare(CLONE_NEWNS), / made private            # a private mount namespace
-      bind the workspace (and interpreter dirs under hidden paths) onto mount points in
-        a 0711 staging dir
+    take the run's slot: uid U, its cgroups and a thread already in them, made ahead
+    that thread, as root: unshare(CLONE_NEWNS), / made private (a mount namespace of
+      its own), binds the workspace (and interpreter dirs under hidden paths) onto mount
+      points in a 0711 staging dir, then forks; in the child (preexec - no helper
+      program is exec'd):
       set RLIMIT_NPROC/FSIZE/CPU/CORE[/AS], PR_SET_NO_NEW_PRIVS
       setgroups([]), setresgid(U), setresuid(U)
-    exec bwrap --info-fd I --block-fd B --unshare-all --die-with-parent --new-session ...
-      -- COMMAND
-    parent: read the sandbox's pid from I, move bwrap and it into the run's cgroups,
-      then write to B: only now may the sandbox exec COMMAND
+    exec bwrap --info-fd I --unshare-all --die-with-parent --new-session ... -- COMMAND
+    parent: read the sandbox's pid from I (to wait for its pid 1 at the end), drain
+      stdout/stderr and wait, in one poll loop
 
   The child's setup is a few syscalls with arguments built beforehand (no imports, no
   library lookups, nothing another thread could have held locked at the fork); a failure
-  is written to a pipe the parent reads, and the run raises without executing anything.
-  The cgroup move is the parent's because it waits for an RCU grace period (often
-  10 ms and more); that way the wait overlaps with bwrap building the sandbox.
+  is written to a pipe the parent reads, and the run raises without executing anything
+  (as it does when a bind fails in the thread). The child inherits the forking thread's
+  cgroups and mount namespace, so bwrap and all it starts are in the run's cgroups from
+  the start and see the binds, which the host never does. Moving a task into a cgroup
+  waits for an RCU grace period (5-20 ms here); the slot's thread paid that before the
+  run began (see :class:`_Slot`). Should that thread not have got into the cgroups, the
+  run moves them itself as before: bwrap gets ``--block-fd B``, the parent moves bwrap
+  and the sandbox's first process once I reports it, then writes to B - only then may
+  the sandbox exec COMMAND.
 
   fork copies the page tables, which for a big worker (a model loaded) costs more than
-  helper programs; above ``FORK_SETUP_MAX_RSS`` the same setup is made by programs
-  started with vfork instead: ``unshare --mount --propagation private`` -> ``sh``
-  (``mount --bind`` each, ``ulimit`` each) -> ``unshare --setgid U --setuid U`` -> bwrap
-  (which sets PR_SET_NO_NEW_PRIVS itself). Either way bwrap failing before it made the
-  sandbox is a setup failure: the run raises.
+  helper programs; above ``FORK_SETUP_MAX_RSS`` the child's part is made by programs
+  started with vfork instead (the binds stay the thread's): ``sh`` (``ulimit`` each) ->
+  ``unshare --setgid U --setuid U`` -> bwrap (which sets PR_SET_NO_NEW_PRIVS itself).
+  Either way bwrap failing before it made the sandbox is a setup failure: the run
+  raises.
 
 * **Uid.** Every run gets its own high uid ``U`` from ``uid_range``, never 0: bwrap run by
   root would hand the child full capabilities, and RLIMIT_NPROC is ignored for root. With a
@@ -33,9 +39,11 @@ How one run is put together (all as argv, no shell string is built from input)::
   chowned to ``U`` for the run and given back to its owner afterwards. With cgroups the
   run's memory cgroup is named after ``U`` (``kaizen-bwrap/u<U>``): its mkdir is an atomic
   claim on the uid across worker processes, and it cannot be removed while any process of
-  an earlier run with that uid lives. Foreign processes in the uid range are looked for by
-  a /proc scan, repeated at most every ``FOREIGN_UID_SCAN_S``; without cgroups every run
-  scans for its uid, as a leftover of an earlier run would otherwise go unseen.
+  an earlier run with that uid lives. The next run's uid and cgroups are claimed while a
+  run's command is starting (``SPARE_SLOTS``), so the claim costs a run nothing. Foreign
+  processes in the uid range are looked for by a /proc scan, repeated at most every
+  ``FOREIGN_UID_SCAN_S``; without cgroups every run scans for its uid, as a leftover of an
+  earlier run would otherwise go unseen.
 * **Filesystem.** The sandbox root is a tmpfs holding read-only binds of the host's
   top-level directories (so the host's interpreters and packages work), a fresh /dev,
   /proc and /tmp, and the workspace at /workspace (the only writable host path). /sys is not
@@ -59,8 +67,9 @@ How one run is put together (all as argv, no shell string is built from input)::
 * **Time.** At ``timeout_s`` the whole process group is SIGKILLed; the outer bwrap dying
   takes the namespace's pid 1 with it (``--die-with-parent``), which kills everything in
   the pid namespace. A sweep of the run's cgroup and uid then makes sure nothing is left.
-* **Output.** stdout/stderr drain concurrently in threads (``output.py``), at most
-  ``limits.output_bytes`` each is kept, the rest is only counted.
+* **Output.** stdout/stderr are drained by the waiting thread in one poll loop with the
+  exit pidfd (``output.PolledOutput``; reader threads cost a short run more than they
+  save), at most ``limits.output_bytes`` each is kept, the rest is only counted.
 """
 
 from __future__ import annotations
@@ -73,6 +82,7 @@ import functools
 import json
 import math
 import os
+import queue
 import random
 import re
 import resource
@@ -85,7 +95,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,11 +108,10 @@ from workers.sandbox.base import (
     sandbox_env,
 )
 from workers.sandbox.output import (
+    PolledOutput,
     kill_process_group,
     pids_of_uid,
-    start_capped_readers,
     wait_until_gone,
-    wait_with_deadline,
 )
 
 NAME = "bwrap"
@@ -117,12 +126,15 @@ SWEEP_TIMEOUT_S = 5.0
 # own runs never need it (see the module docstring); it keeps a foreign process that
 # happens to have a uid in the range (another tool's subuid range) from sharing one.
 FOREIGN_UID_SCAN_S = 30.0
-# The run's setup (mount namespace, binds, rlimits, uid switch) is made in the forked child
-# itself while this process is smaller than this: fork copies the page tables, a few ms
-# for a small interpreter but tens of ms for a worker with a model loaded (~45 ms at
-# 900 MB). Above it the setup is done by helper programs (unshare, sh, mount) started
-# with vfork, which costs the same at any size (~5 ms more than a small fork).
+# The run's setup in the child (rlimits, uid switch) is made by the forked child itself
+# while this process is smaller than this: fork copies the page tables, a few ms for a
+# small interpreter but tens of ms for a worker with a model loaded (~45 ms at 900 MB).
+# Above it the setup is done by helper programs (sh, unshare) started with vfork, which
+# costs the same at any size (~2 ms more than a small fork).
 FORK_SETUP_MAX_RSS = 128 * 1024 * 1024
+# How many runs' uids and cgroups are made ahead, each with a thread already in its
+# cgroups (see _Slot): a run then waits for no cgroup move. 0: each run makes its own.
+SPARE_SLOTS = 1
 # A ``u<uid>`` cgroup without processes, older than this, whose uid no process has, is
 # left over from a worker that died mid-run (a live run has its outer bwrap in it from
 # the first milliseconds on) and is reclaimed.
@@ -169,13 +181,12 @@ _OOM_PATTERNS = re.compile(
     re.IGNORECASE,
 )
 
-# The helper-program way (see FORK_SETUP_MAX_RSS): runs as root inside the private mount
-# namespace made by unshare(1), then execs the uid switch. Arguments:
-#   (--bind SRC DST)* (--ulimit FLAG VALUE)* -- COMMAND...
+# The helper-program way (see FORK_SETUP_MAX_RSS): runs as root in the slot thread's
+# private mount namespace (binds made), sets the rlimits, then execs the uid switch.
+# Arguments: (--ulimit FLAG VALUE)* -- COMMAND...
 # dash's ulimit sets the soft and the hard limit.
 _STAGE_SCRIPT = """\
 set -e
-while [ "$1" = --bind ]; do mount --bind "$2" "$3"; shift 3; done
 while [ "$1" = --ulimit ]; do ulimit "$2" "$3"; shift 3; done
 [ "$1" = -- ] && shift
 exec "$@"
@@ -195,6 +206,7 @@ _MS_BIND = 4096
 _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
 _PR_SET_NO_NEW_PRIVS = 38
+_PIDFD_THREAD = os.O_EXCL  # pidfd_open(2): a pidfd of a thread, not a process
 _RLIMITS = {
     "nproc": resource.RLIMIT_NPROC,
     "fsize": resource.RLIMIT_FSIZE,
@@ -229,13 +241,14 @@ def _libc() -> _Libc:
 
 @dataclass(frozen=True)
 class _ChildSetup:
-    """What the forked child does as root before it execs bwrap (``preexec_fn``).
+    """What is done as root before bwrap is exec'd, computed in the parent.
 
-    Everything is computed in the parent; the child only makes syscalls, in this order:
-    a private mount namespace with the staging binds, the rlimits, no-new-privs, then the
-    switch to the run's uid and gid (no supplementary groups). Any failure is written to
-    ``error_fd`` and the child exits without running anything. (The run's cgroups are
-    joined by the parent: see ``BwrapSandbox._join_cgroups``.)"""
+    ``binds`` (the workspace and the exposed directories onto the staging dir's mount
+    points) are made by the slot's thread in its private mount namespace, which the child
+    inherits (see :class:`_Slot`). The forked child (``preexec_fn``) then only makes
+    syscalls, in this order: the rlimits, no-new-privs, then the switch to the run's uid
+    and gid (no supplementary groups). Any failure is written to ``error_fd`` and the
+    child exits without running anything."""
 
     uid: int
     binds: tuple[tuple[bytes, bytes], ...]
@@ -247,13 +260,6 @@ class _ChildSetup:
         step = "setup"
         try:
             libc = self.libc
-            step = "unshare(CLONE_NEWNS)"
-            self._check(libc.unshare(_CLONE_NEWNS))
-            step = "make / private"
-            self._check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None))
-            for source, target in self.binds:
-                step = f"bind {source!r} on {target!r}"
-                self._check(libc.mount(source, target, None, _MS_BIND, None))
             step = "setrlimit"
             for which, value in self.rlimits:
                 resource.setrlimit(which, (value, value))
@@ -270,9 +276,14 @@ class _ChildSetup:
 
     @staticmethod
     def _check(ret: int) -> None:
-        if ret != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err))
+        _check(ret)
+
+
+def _check(ret: int) -> None:
+    """Raise the errno of a failed libc call (``ret`` != 0)."""
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
 
 
 _uid_lock = threading.Lock()
@@ -281,9 +292,11 @@ _uids_in_use: set[int] = set()
 
 @dataclass
 class _Cgroups:
-    """This run's cgroup v1 directories (memory, maybe cpu); empty if none could be made."""
+    """This run's cgroup v1 directories (memory, maybe cpu); empty if none could be made.
+    ``unused`` are ones made but not usable for their limit (still removed at the end)."""
 
     dirs: dict[str, Path] = field(default_factory=dict)
+    unused: list[Path] = field(default_factory=list)
 
     @property
     def memory(self) -> Path | None:
@@ -293,10 +306,14 @@ class _Cgroups:
         return [str(d / "cgroup.procs") for d in self.dirs.values()]
 
     def pids(self) -> list[int]:
+        """The processes in the run's cgroups, never this one: the thread of a
+        :class:`_Slot` puts this process in ``cgroup.procs`` until it ends, and the sweep
+        kills what this returns."""
         found: set[int] = set()
-        for d in self.dirs.values():
+        for d in [*self.dirs.values(), *self.unused]:
             with contextlib.suppress(OSError, ValueError):
                 found.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+        found.discard(os.getpid())
         return sorted(found)
 
     def oom_kills(self) -> int:
@@ -321,15 +338,20 @@ class _Cgroups:
             return None
 
     def remove(self) -> None:
-        for d in self.dirs.values():
-            for _ in range(50):
+        for d in [*self.dirs.values(), *self.unused]:
+            pause = 0.0005  # a task that just ended is usually out within a millisecond
+            deadline = time.monotonic() + 2.5
+            while True:
                 try:
                     d.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:  # still has (dying) tasks
-                    time.sleep(0.05)
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(pause)
+                    pause = min(0.05, pause * 2)
 
 
 def _write(path: Path, value: str) -> None:
@@ -362,9 +384,11 @@ def _claim_cgroup(path: Path, uid: int) -> None:
         raise _UidBusy(str(path)) from None
 
 
-def _make_cgroups(uid: int, limits: Limits) -> tuple[_Cgroups, str | None]:
+def _make_cgroups(uid: int, limits: Limits | None) -> tuple[_Cgroups, str | None]:
     """Per-run memory (and cpu) cgroups named after ``uid``; the second value says why
-    memory has none. Raises :class:`_UidBusy` if the uid is taken."""
+    memory has none. Raises :class:`_UidBusy` if the uid is taken. With ``limits=None``
+    the cgroups are only claimed (a :class:`_Slot` made ahead of its run): the cpu one
+    whenever the controller exists, and :func:`_limit_cgroups` sets the limits later."""
     cgroups = _Cgroups()
     name = f"u{uid}"
     reason: str | None = None
@@ -380,20 +404,9 @@ def _make_cgroups(uid: int, limits: Limits) -> tuple[_Cgroups, str | None]:
         except OSError as exc:
             reason = f"memory cgroup unusable: {exc}"
         else:
-            try:
-                limit = str(limits.memory_mb * 1024 * 1024)
-                _write(path / "memory.limit_in_bytes", limit)
-                if (path / "memory.memsw.limit_in_bytes").exists():
-                    _write(path / "memory.memsw.limit_in_bytes", limit)
-                with contextlib.suppress(OSError):
-                    _write(path / "memory.swappiness", "0")
-                cgroups.dirs["memory"] = path
-            except OSError as exc:
-                reason = f"memory cgroup unusable: {exc}"
-                with contextlib.suppress(OSError):
-                    path.rmdir()
+            cgroups.dirs["memory"] = path
     cpu_root = CGROUP_ROOT / "cpu"
-    if limits.cpus > 0 and (cpu_root / "cpu.cfs_quota_us").exists():
+    if (limits is None or limits.cpus > 0) and (cpu_root / "cpu.cfs_quota_us").exists():
         path = cpu_root / CGROUP_PARENT / name
         try:
             _claim_cgroup(path, uid)
@@ -403,14 +416,39 @@ def _make_cgroups(uid: int, limits: Limits) -> tuple[_Cgroups, str | None]:
         except OSError:
             pass
         else:
-            try:
-                _write(path / "cpu.cfs_period_us", "100000")
-                _write(path / "cpu.cfs_quota_us", str(max(1000, int(limits.cpus * 100000))))
-                cgroups.dirs["cpu"] = path
-            except OSError:
-                with contextlib.suppress(OSError):
-                    path.rmdir()
+            cgroups.dirs["cpu"] = path
+    if limits is not None:
+        reason = _limit_cgroups(cgroups, limits) or reason
     return cgroups, reason
+
+
+def _limit_cgroups(cgroups: _Cgroups, limits: Limits) -> str | None:
+    """Write the run's limits into its cgroups; the reason if the memory limit could not
+    be set. A cgroup whose limit cannot be set is moved to ``unused`` (still removed at
+    the end, no longer counted on): without a memory limit, RLIMIT_AS takes over."""
+    reason: str | None = None
+    memory = cgroups.dirs.get("memory")
+    if memory is not None:
+        try:
+            limit = str(limits.memory_mb * 1024 * 1024)
+            _write(memory / "memory.limit_in_bytes", limit)
+            if (memory / "memory.memsw.limit_in_bytes").exists():
+                _write(memory / "memory.memsw.limit_in_bytes", limit)
+            with contextlib.suppress(OSError):
+                _write(memory / "memory.swappiness", "0")
+        except OSError as exc:
+            reason = f"memory cgroup unusable: {exc}"
+            cgroups.unused.append(cgroups.dirs.pop("memory"))
+    cpu = cgroups.dirs.get("cpu")
+    if cpu is not None:
+        try:
+            _write(cpu / "cpu.cfs_period_us", "100000")
+            # -1: no quota (a slot's cpu cgroup exists even for a run with cpus=0).
+            quota = max(1000, int(limits.cpus * 100000)) if limits.cpus > 0 else -1
+            _write(cpu / "cpu.cfs_quota_us", str(quota))
+        except OSError:
+            cgroups.unused.append(cgroups.dirs.pop("cpu"))
+    return reason
 
 
 _stage_lock = threading.Lock()
@@ -430,11 +468,11 @@ def _is_own_dir(path: Path, mode: int | None = None) -> bool:
 
 
 def _staging_dir(parent: Path | None, exposed: int) -> Path:
-    """The mount points the child binds the workspace (``ws``) and the exposed directories
-    (``x0``, ...) on, inside its private mount namespace. On the host they are empty
-    directories of ours in a 0711 one (other users can neither list nor change them), so
-    one set serves every run, concurrent ones too; it is checked each time and made anew
-    if anything about it is off (a temp cleaner removed it, ...)."""
+    """The mount points the slot's thread binds the workspace (``ws``) and the exposed
+    directories (``x0``, ...) on, inside its private mount namespace. On the host they are
+    empty directories of ours in a 0711 one (other users can neither list nor change
+    them), so one set serves every run, concurrent ones too; it is checked each time and
+    made anew if anything about it is off (a temp cleaner removed it, ...)."""
     names = ["ws", *(f"x{i}" for i in range(exposed))]
     with _stage_lock:
         stage = _stages.get(parent)
@@ -501,8 +539,11 @@ def _uids_seen_in_range(low: int, high: int) -> frozenset[int]:
     return result
 
 
-def _reserve_uid(uid_range: tuple[int, int], limits: Limits) -> tuple[int, _Cgroups, str | None]:
-    """A uid no live process has, with this run's cgroups (see the module docstring)."""
+def _reserve_uid(
+    uid_range: tuple[int, int], limits: Limits | None
+) -> tuple[int, _Cgroups, str | None]:
+    """A uid no live process has, with this run's cgroups (see the module docstring;
+    ``limits=None``: claimed without limits yet, see :func:`_make_cgroups`)."""
     low, high = uid_range
     if low <= 0 or high < low:
         raise ValueError(f"bad uid range {uid_range}")
@@ -535,6 +576,222 @@ def _release_uid(uid: int) -> None:
         _uids_in_use.discard(uid)
 
 
+class _Slot:
+    """A run's uid and cgroups, made before the run, with a thread of this process already
+    inside the cgroups: the process that thread starts is born in them.
+
+    Moving a task into a cgroup waits for an RCU grace period on the kernel's global
+    cgroup threadgroup rwsem (unless no other move happened within the last one): here
+    5-20 ms, more than everything else this backend adds to a run. A slot made ahead (by
+    the previous run, once its command was started) has paid that wait before its run
+    begins: its thread wrote itself into each cgroup's ``tasks`` (cgroup v1 moves single
+    threads), then waits. The run hands it the ``Popen`` call; fork (or vfork) copies the
+    calling thread's cgroups, so bwrap and all it starts are in the run's cgroups from
+    their first instruction - no window outside them, no --block-fd handshake. The thread
+    waits until the run is over (it is bwrap's parent) and ends before the cgroups are
+    removed.
+
+    Just before the fork the thread also unshares a mount namespace of its own (a thread
+    can: only CLONE_FS goes with CLONE_NEWNS), private, and makes the run's binds into
+    the staging dir there; the child inherits it, so it needs no mount syscalls and the
+    helper-program way no ``unshare --mount`` and ``mount`` programs.
+
+    The thread being in the run's cgroups changes nothing for this process: user memory
+    is charged to the memory cgroup of the mm's owner (the main thread), and the memory
+    cgroup's OOM killer only picks thread-group leaders; ``_Cgroups.pids`` leaves this
+    process out of every sweep. Without cgroups a slot is still made (for the namespace),
+    just not ahead of its run."""
+
+    def __init__(self, uid: int, cgroups: _Cgroups, memory_reason: str | None) -> None:
+        self.uid = uid
+        self.cgroups = cgroups
+        self.memory_reason = memory_reason
+        self.owner_pid = os.getpid()
+        self.join_error: str | None = None  # why the thread is not in all the cgroups
+        self._ready = threading.Event()
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._main, name=f"kaizen-bwrap-u{uid}", daemon=True)
+        self._thread.start()
+        # Readable once the thread is gone from the kernel too (and so from the cgroups):
+        # join() returns a little earlier, and an rmdir then fails and has to retry.
+        self._exit_fd = -1
+        native_id = self._thread.native_id
+        if native_id is not None:
+            with contextlib.suppress(OSError):  # PIDFD_THREAD needs Linux 6.9
+                self._exit_fd = os.pidfd_open(native_id, _PIDFD_THREAD)
+
+    @property
+    def joined(self) -> bool:
+        """Whether a process started by :meth:`spawn` is born in all the run's cgroups."""
+        return bool(self.cgroups.dirs) and self._ready.is_set() and self.join_error is None
+
+    def _main(self) -> None:
+        try:
+            for path in self.cgroups.dirs.values():
+                _write(path / "tasks", "0")  # "0": the writing thread itself
+        except OSError as exc:
+            self.join_error = f"joining {path}: {exc}"
+        finally:
+            self._ready.set()
+        # Alive until released: it is the parent of what it started, and bwrap's
+        # --die-with-parent (PR_SET_PDEATHSIG) fires when the parent *thread* ends.
+        while (job := self._jobs.get()) is not None:
+            job()
+
+    def wait_ready(self) -> None:
+        self._ready.wait()
+
+    def spawn(
+        self,
+        start: Callable[[], subprocess.Popen[bytes]],
+        binds: Sequence[tuple[bytes, bytes]],
+    ) -> subprocess.Popen[bytes]:
+        """In the slot's thread: give it a private mount namespace of its own with
+        ``binds``, then call ``start()`` there (in the cgroups, if joined); its result
+        here. A failed step raises RuntimeError before anything is started.
+
+        A thread may unshare CLONE_NEWNS (only CLONE_FS goes with it); made private,
+        nothing propagates between it and the host's, and what the thread starts
+        inherits it. It is made now rather than with the slot, so the run sees the
+        host's mounts as they are when it starts."""
+        result: list[subprocess.Popen[bytes] | BaseException] = []
+        done = threading.Event()
+
+        def job() -> None:
+            try:
+                libc = _libc()
+                steps: list[tuple[str, Callable[[], int]]] = [
+                    ("unshare(CLONE_NEWNS)", lambda: libc.unshare(_CLONE_NEWNS)),
+                    (
+                        "make / private",
+                        lambda: libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None),
+                    ),
+                ]
+                for source, target in binds:
+                    steps.append(
+                        (
+                            f"bind {source!r} on {target!r}",
+                            functools.partial(libc.mount, source, target, None, _MS_BIND, None),
+                        )
+                    )
+                for step, call in steps:
+                    try:
+                        _check(call())
+                    except OSError as exc:
+                        raise RuntimeError(f"bwrap sandbox setup failed: {step}: {exc}") from None
+                result.append(start())
+            except BaseException as exc:  # handed to the caller
+                result.append(exc)
+            finally:
+                done.set()
+
+        self._jobs.put(job)
+        try:
+            done.wait()
+        except BaseException:
+            done.wait()  # interrupted: a started child must not be left running
+            if result and isinstance(result[0], subprocess.Popen):
+                kill_process_group(result[0])
+                result[0].wait()
+            raise
+        value = result[0]
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    def end(self) -> None:
+        """Let the thread end, once the run's bwrap is gone (or being killed anyway)."""
+        self._jobs.put(None)
+
+    def release(self) -> None:
+        """End the thread and wait until it is gone, so it is out of the cgroups before
+        they are removed."""
+        self.end()
+        self._thread.join()
+        if self._exit_fd >= 0:
+            select.select([self._exit_fd], [], [], SWEEP_TIMEOUT_S)
+            os.close(self._exit_fd)
+            self._exit_fd = -1
+
+
+_slot_lock = threading.Lock()
+# Slots made ahead, by uid range and cgroup root (tests point CGROUP_ROOT elsewhere).
+_spares: dict[tuple[tuple[int, int], Path], list[_Slot]] = {}
+
+
+def _slot_key(uid_range: tuple[int, int]) -> tuple[tuple[int, int], Path]:
+    return uid_range, CGROUP_ROOT
+
+
+def _make_slot(uid_range: tuple[int, int]) -> _Slot:
+    uid, cgroups, reason = _reserve_uid(uid_range, None)
+    try:
+        return _Slot(uid, cgroups, reason)
+    except BaseException:
+        cgroups.remove()
+        _release_uid(uid)
+        raise
+
+
+def _take_slot(uid_range: tuple[int, int]) -> _Slot:
+    """A spare slot for ``uid_range`` if there is one, else a new one; ready to spawn."""
+    with _slot_lock:
+        spares = _spares.get(_slot_key(uid_range))
+        slot = spares.pop(0) if spares else None
+    if slot is None:
+        slot = _make_slot(uid_range)
+    slot.wait_ready()
+    return slot
+
+
+def _prepare_spares(uid_range: tuple[int, int]) -> None:
+    """Make slots ahead, up to ``SPARE_SLOTS``. Only with cgroups (the caller checks):
+    without one nothing claims a uid across processes, so a run must check its uid in
+    /proc when it starts. Best effort: a run that finds no spare makes its own slot (and
+    reports errors)."""
+    key = _slot_key(uid_range)
+    with _slot_lock:
+        missing = SPARE_SLOTS - len(_spares.get(key, ()))
+    for _ in range(missing):
+        try:
+            slot = _make_slot(uid_range)
+        except (OSError, RuntimeError, ValueError):
+            return
+        if not slot.cgroups.dirs:
+            _discard_slot(slot)
+            return
+        with _slot_lock:
+            _spares.setdefault(key, []).append(slot)
+
+
+def _discard_slot(slot: _Slot) -> None:
+    slot.release()
+    slot.cgroups.remove()
+    _release_uid(slot.uid)
+
+
+def _discard_spares() -> None:
+    """Give up every spare slot (at exit; tests that need runs to pick their uid)."""
+    with _slot_lock:
+        slots = [slot for spares in _spares.values() for slot in spares]
+        _spares.clear()
+    for slot in slots:
+        if slot.owner_pid == os.getpid():
+            _discard_slot(slot)
+
+
+def _forget_spares_after_fork() -> None:
+    """In a forked child the slots' threads do not exist and their cgroups are the
+    parent's: forget them (and a lock another thread may have held at the fork)."""
+    global _slot_lock, _spares
+    _slot_lock = threading.Lock()
+    _spares = {}
+
+
+atexit.register(_discard_spares)
+os.register_at_fork(after_in_child=_forget_spares_after_fork)
+
+
 def _chown_tree(root: Path, uid: int, gid: int, *, only_uid: int | None = None) -> None:
     """lchown ``root`` and everything below (never following symlinks). With ``only_uid``,
     only entries owned by that uid change - so a hard link the sandbox made to some other
@@ -552,12 +809,6 @@ def _chown_tree(root: Path, uid: int, gid: int, *, only_uid: int | None = None) 
     for dirpath, dirnames, filenames in os.walk(root):
         for name in (*dirnames, *filenames):
             one(os.path.join(dirpath, name))
-
-
-def _kill_uid(uid: int) -> None:
-    for pid in pids_of_uid(uid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
 
 
 class BwrapSandbox:
@@ -689,8 +940,10 @@ class BwrapSandbox:
             )
         full_env = sandbox_env(env)
         ws_stat = workspace.stat()
-        uid, cgroups, memory_reason = _reserve_uid(self.uid_range, limits)
+        slot = _take_slot(self.uid_range)
+        uid, cgroups = slot.uid, slot.cgroups
         try:
+            memory_reason = _limit_cgroups(cgroups, limits) or slot.memory_reason
             hidden = self._hidden()
             targets = self._exposed(p for p, is_dir in hidden if is_dir)
             stage = _staging_dir(self.stage_dir, len(targets))
@@ -699,7 +952,7 @@ class BwrapSandbox:
             argv, setup, rlimits = self._argv(
                 command, full_env, limits, uid, workspace, stage, cgroups, exposed, hidden
             )
-            result = self._execute(argv, setup, limits, uid, cgroups)
+            result = self._execute(argv, setup, limits, slot)
             result.details.update(
                 {
                     "uid": uid,
@@ -714,7 +967,9 @@ class BwrapSandbox:
                 result.details["memory_cgroup_unavailable"] = memory_reason
             return result
         finally:
+            slot.end()  # its exit overlaps with the sweep
             self._sweep(uid, cgroups)
+            slot.release()
             cgroups.remove()
             _chown_tree(workspace, ws_stat.st_uid, ws_stat.st_gid, only_uid=uid)
             _release_uid(uid)
@@ -763,11 +1018,13 @@ class BwrapSandbox:
         return argv, setup, rlimits
 
     def _execute(
-        self, argv: list[str], setup: _ChildSetup, limits: Limits, uid: int, cgroups: _Cgroups
+        self, argv: list[str], setup: _ChildSetup, limits: Limits, slot: _Slot
     ) -> RunResult:
         started = time.monotonic()
         deadline = started + limits.timeout_s
-        join = cgroups.procs_files()
+        uid, cgroups = slot.uid, slot.cgroups
+        # Born in the cgroups (the slot's thread starts it), or moved there by us.
+        join = [] if slot.joined else cgroups.procs_files()
         if self._setup_in_child is None:
             in_child = _rss_bytes() < FORK_SETUP_MAX_RSS
         else:
@@ -797,17 +1054,21 @@ class BwrapSandbox:
                 popen_argv = bwrap_argv
             else:
                 popen_argv = [*_helper_argv(setup), *bwrap_argv]
-            proc = subprocess.Popen(
-                popen_argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                cwd="/",
-                env={"PATH": TOOL_PATH, "LANG": "C.UTF-8"},
-                pass_fds=tuple(theirs),
-                preexec_fn=preexec,
-            )
+
+            def start() -> subprocess.Popen[bytes]:
+                return subprocess.Popen(
+                    popen_argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    cwd="/",
+                    env={"PATH": TOOL_PATH, "LANG": "C.UTF-8"},
+                    pass_fds=tuple(theirs),
+                    preexec_fn=preexec,
+                )
+
+            proc = slot.spawn(start, setup.binds)
         except BaseException:
             for fd in ours:
                 os.close(fd)
@@ -817,17 +1078,21 @@ class BwrapSandbox:
                 os.close(fd)
             if preexec is not None:
                 os.close(preexec.error_fd)
-        # Started now, the reader threads get going while bwrap builds the sandbox.
-        out_reader, err_reader = start_capped_readers(proc, limits.output_bytes)
+        output = PolledOutput(proc, limits.output_bytes)
         init_fds: list[int] = []
         try:
             failure = "interrupted"
             try:
+                # The next run's slot is made while bwrap builds this one's sandbox.
+                if cgroups.dirs:
+                    _prepare_spares(self.uid_range)
                 failure = ""
                 if in_child:
                     failure = _read_all(error_r, deadline).decode(errors="replace")
                 if not failure:
-                    failure = self._join_cgroups(proc, info_r, join, deadline, init_fds)
+                    failure = self._join_cgroups(
+                        proc, info_r, join, deadline, init_fds, uid if cgroups.dirs else None
+                    )
                 if not failure and join:
                     with contextlib.suppress(OSError):
                         os.write(block_w, b"x")  # go
@@ -836,20 +1101,21 @@ class BwrapSandbox:
                 raise
             finally:
                 if failure:
-                    # Still blocked (bwrap does setsid only later): the group is all of it, and
-                    # the command never starts, least of all outside its cgroups.
+                    # Blocked or born in its cgroups, the command never runs outside them;
+                    # bwrap's death takes the sandbox with it (--die-with-parent) and the
+                    # sweep gets whatever is left.
                     kill_process_group(proc)
                     proc.wait()
                 for fd in ours:
                     os.close(fd)
             if failure:
-                detail = err_reader.result(READER_GRACE_S).text.strip()[-2000:]
-                out_reader.result(READER_GRACE_S)
+                output.drain(READER_GRACE_S)
+                detail = output.results()[1].text.strip()[-2000:]
                 raise RuntimeError(
                     f"bwrap sandbox setup failed: {failure}" + (f": {detail}" if detail else "")
                 )
             try:
-                timed_out = _wait_until(proc, deadline)
+                timed_out = output.wait(deadline)
             except BaseException:
                 self._kill_all(proc, uid, cgroups, init_fds)
                 raise
@@ -857,10 +1123,10 @@ class BwrapSandbox:
                 self._kill_all(proc, uid, cgroups, init_fds)
             duration = time.monotonic() - started
             # After a normal end nothing should remain (pid 1 of the namespace is gone); make
-            # sure, so a reader is never held open by a straggler.
+            # sure, so the pipes are never held open by a straggler.
             self._kill_all(proc, uid, cgroups, init_fds)
-            out = out_reader.result(READER_GRACE_S)
-            err = err_reader.result(READER_GRACE_S)
+            output.drain(READER_GRACE_S)
+            out, err = output.results()
 
             returncode = proc.returncode
             exit_code: int | None
@@ -883,6 +1149,7 @@ class BwrapSandbox:
                 "stdout_bytes": out.total_bytes,
                 "stderr_bytes": err.total_bytes,
                 "setup": "forked child" if in_child else "helper programs",
+                "cgroups_joined": "at birth" if slot.joined else "moved",
             }
             if exit_code is not None and exit_code > 128:
                 with contextlib.suppress(ValueError):
@@ -902,6 +1169,7 @@ class BwrapSandbox:
                 details=details,
             )
         finally:
+            output.close()
             for fd in init_fds:
                 os.close(fd)
 
@@ -912,12 +1180,18 @@ class BwrapSandbox:
         procs_files: Sequence[str],
         deadline: float,
         init_fds: list[int],
+        track_init_uid: int | None,
     ) -> str:
-        """Wait until bwrap has made the sandbox, then put bwrap and the sandbox's first
-        process (blocked until we let it go) into the run's cgroups; "" on success, else
-        why not. Done here rather than before the exec: moving a task between cgroups
-        waits for an RCU grace period (often 10 ms and more), which this way passes while
-        bwrap builds the sandbox."""
+        """Wait until bwrap has made the sandbox; with ``procs_files`` (the run was not
+        born in its cgroups) put bwrap and the sandbox's first process (blocked until we
+        let it go) into them. "" on success, else why not. The move is made here rather
+        than before the exec: it waits for an RCU grace period (often 10 ms and more),
+        which this way passes while bwrap builds the sandbox.
+
+        With ``track_init_uid`` the sandbox's pid 1 is kept as a pidfd: when it is killed
+        it leaves the cgroup early in its exit but lingers, with the run's uid and not
+        yet a zombie, until every other process of its pid namespace is gone. The sweep
+        waits for it by this pidfd."""
         info = _read_all(info_r, deadline)
         if not info:
             if time.monotonic() >= deadline:
@@ -925,12 +1199,8 @@ class BwrapSandbox:
             return "bwrap (or a setup step before it) ended before making the sandbox"
         try:
             pids = [proc.pid, int(json.loads(info)["child-pid"])]
-            if procs_files:
-                # Still blocked, so surely the sandbox's pid 1: when it is killed it leaves
-                # the cgroup early in its exit but lingers, uid U and not yet a zombie,
-                # until every other process of its pid namespace is gone. The sweep waits
-                # for it by this pidfd.
-                init_fds.append(os.pidfd_open(pids[1]))
+            if track_init_uid is not None:
+                _track_init(pids[1], track_init_uid, init_fds)
             for procs in procs_files:
                 for pid in pids:
                     fd = os.open(procs, os.O_WRONLY)
@@ -943,18 +1213,24 @@ class BwrapSandbox:
         return ""
 
     @staticmethod
-    def _sweep(uid: int, cgroups: _Cgroups) -> None:
+    def _sweep(uid: int, cgroups: _Cgroups, init_fds: Sequence[int] = ()) -> None:
         """Nothing of the run may outlive it. With a cgroup its member list is complete
         (the run's uid cannot leave a root-owned cgroup), so the /proc scan by uid, which
-        costs milliseconds per run, is only needed without one."""
+        costs milliseconds per run, is only needed without one. The sandbox's pid 1 is
+        waited for by its pidfd between the kill and the check that all are gone: right
+        after a normal end it is usually still exiting, and the pidfd wakes the moment it
+        is done where polling the member list would sleep a millisecond or more."""
         if cgroups.dirs:
-            for pid in cgroups.pids():
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            wait_until_gone(cgroups.pids, SWEEP_TIMEOUT_S)
-            return
-        _kill_uid(uid)
-        wait_until_gone(lambda: pids_of_uid(uid), SWEEP_TIMEOUT_S)
+            members: Callable[[], Sequence[int]] = cgroups.pids
+        else:
+            members = functools.partial(pids_of_uid, uid)
+        for pid in members():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        # Once out of the cgroup, pid 1 is gone when its pidfd turns readable.
+        if init_fds:
+            select.select(list(init_fds), [], [], SWEEP_TIMEOUT_S)
+        wait_until_gone(members, SWEEP_TIMEOUT_S)
 
     @classmethod
     def _kill_all(
@@ -965,12 +1241,27 @@ class BwrapSandbox:
         init_fds: Sequence[int] = (),
     ) -> None:
         kill_process_group(proc)
-        cls._sweep(uid, cgroups)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=SWEEP_TIMEOUT_S)
-        # The sandbox's pid 1, once out of the cgroup, is gone when its pidfd turns readable.
-        if init_fds:
-            select.select(list(init_fds), [], [], SWEEP_TIMEOUT_S)
+        cls._sweep(uid, cgroups, init_fds)
+
+
+def _track_init(pid: int, uid: int, init_fds: list[int]) -> None:
+    """Add a pidfd of the sandbox's pid 1 to ``init_fds``. Not blocked (born in its
+    cgroups, the sandbox runs on at once), it may already be gone: then there is nothing
+    to wait for. That the pid is still the sandbox's (and not reused) is checked by its
+    owner, the run's uid, after the pidfd pins it."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        if os.stat(f"/proc/{pid}").st_uid == uid:
+            init_fds.append(fd)
+            return
+    except OSError:
+        pass
+    os.close(fd)
 
 
 def _read_all(fd: int, deadline: float) -> bytes:
@@ -1000,11 +1291,9 @@ def _tool(name: str) -> str:
 
 
 def _helper_argv(setup: _ChildSetup) -> list[str]:
-    """``setup`` done by helper programs (for a parent too big to fork cheaply)."""
-    args = [_tool("unshare"), "--mount", "--propagation", "private", "--"]
-    args += [_tool("sh"), "-c", _STAGE_SCRIPT, "kaizen-stage"]
-    for source, target in setup.binds:
-        args += ["--bind", os.fsdecode(source), os.fsdecode(target)]
+    """The child's part of ``setup`` done by helper programs (for a parent too big to
+    fork cheaply); the binds are the slot thread's, as for a forked child."""
+    args = [_tool("sh"), "-c", _STAGE_SCRIPT, "kaizen-stage"]
     for which, value in setup.rlimits:
         flag, unit = _ULIMIT_FLAGS[which]
         args += ["--ulimit", flag, str(value // unit)]
@@ -1012,27 +1301,6 @@ def _helper_argv(setup: _ChildSetup) -> list[str]:
     # PR_SET_NO_NEW_PRIVS (checked by the tests).
     args += ["--", _tool("unshare"), f"--setgid={setup.uid}", f"--setuid={setup.uid}", "--"]
     return args
-
-
-def _wait_until(proc: subprocess.Popen[bytes], deadline: float) -> bool:
-    """Wait for ``proc``; at ``deadline`` (monotonic) SIGKILL its process group. True if it
-    timed out. A pidfd wakes us the moment it ends, with no timer thread to start."""
-    try:
-        pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):  # kernel before 5.3
-        return wait_with_deadline(proc, max(0.0, deadline - time.monotonic()))
-    try:
-        while proc.returncode is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                kill_process_group(proc)
-                proc.wait()
-                return True
-            if select.select([pidfd], [], [], remaining)[0]:
-                proc.wait()
-        return False
-    finally:
-        os.close(pidfd)
 
 
 @functools.lru_cache(maxsize=1)
@@ -1049,7 +1317,7 @@ def bwrap_available() -> str | None:
         return f"bubblewrap needs Linux, not {sys.platform}"
     if os.geteuid() != 0:
         return "the bwrap backend needs root to run each sandbox under its own uid"
-    for tool in ("bwrap", "unshare", "mount", "sh"):
+    for tool in ("bwrap", "unshare", "sh"):
         if shutil.which(tool, path=TOOL_PATH) is None:
             return f"{tool} is not installed"
     try:

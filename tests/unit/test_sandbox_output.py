@@ -1,0 +1,56 @@
+"""PolledOutput: both pipes drained by the waiting thread, capped, with the deadline kill."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from workers.sandbox.output import PolledOutput
+
+
+def start(code: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def test_both_streams_are_drained_at_once_and_capped() -> None:
+    # Each stream carries far more than a pipe holds: reading only one would deadlock.
+    proc = start(
+        "import sys\n"
+        "for _ in range(64):\n"
+        "    sys.stdout.buffer.write(b'o' * 65536); sys.stderr.buffer.write(b'e' * 65536)\n"
+    )
+    output = PolledOutput(proc, 1000)
+    assert output.wait(time.monotonic() + 30) is False
+    output.drain(5)
+    out, err = output.results()
+    assert proc.returncode == 0
+    assert out.text == "o" * 1000 and out.truncated and out.total_bytes == 64 * 65536
+    assert err.text == "e" * 1000 and err.truncated and err.total_bytes == 64 * 65536
+
+
+def test_short_output_is_kept_whole() -> None:
+    proc = start("import sys; print('hi'); print('there', file=sys.stderr); sys.exit(3)")
+    output = PolledOutput(proc, 1000)
+    assert output.wait(time.monotonic() + 30) is False
+    output.drain(5)
+    out, err = output.results()
+    assert proc.returncode == 3
+    assert (out.text, out.truncated, out.total_bytes) == ("hi\n", False, 3)
+    assert (err.text, err.truncated) == ("there\n", False)
+
+
+def test_at_the_deadline_the_group_is_killed() -> None:
+    proc = start("import time; print('started', flush=True); time.sleep(60)")
+    output = PolledOutput(proc, 1000)
+    began = time.monotonic()
+    assert output.wait(began + 1) is True
+    assert time.monotonic() - began < 10
+    assert proc.returncode is not None and proc.returncode < 0
+    output.drain(5)
+    assert output.results()[0].text == "started\n"
