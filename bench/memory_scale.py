@@ -251,6 +251,9 @@ def main() -> int:
         "numpy: payload indexes and HNSW settings have no effect there, every filter is "
         "evaluated point by point in Python, so search, count and retention grow linearly "
         "with the collection; it also loads the whole collection into memory on open.",
+        "The Qdrant engine embedded (Qdrant Edge, bench/qdrant_edge_scale.py, same data "
+        "shape and keyword payload indexes) answers the repo + kind search at 100k points in "
+        "under 1.2 ms p99: the time above is the local client's Python filtering, not Qdrant.",
         "No Qdrant server binary is available here, so server numbers are not measured. A "
         "Qdrant server with the keyword payload indexes this store creates (repo, org, kind, "
         "outcome...) plans a filtered search from the index (exact search over the few "

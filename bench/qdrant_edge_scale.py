@@ -19,6 +19,7 @@ beta and its API still moves). Install it where you run this (it is not a depend
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import platform
@@ -137,7 +138,7 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
     try:
-        import qdrant_edge
+        import qdrant_edge  # noqa: F401 - only to tell the user what is missing
     except ImportError:
         print("qdrant-edge-py is not installed: .venv/bin/pip install qdrant-edge-py")
         return 2
@@ -151,7 +152,7 @@ def main() -> int:
     report = {
         "bench": "qdrant_edge_scale",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "engine": f"qdrant-edge-py {getattr(qdrant_edge, '__version__', '?')}",
+        "engine": f"qdrant-edge-py {importlib.metadata.version('qdrant-edge-py')}",
         "machine": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
