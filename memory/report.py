@@ -24,6 +24,7 @@ from memory.scores import (
     is_muted,
     mean_and_interval,
     posterior,
+    regime_counts,
     shrink,
 )
 from memory.trajectories import TrajectoryStore
@@ -319,8 +320,9 @@ def _score(scores: ScoreStore, repos: Sequence[str], pattern: str, now: float) -
     try:
         if len(repos) == 1:
             a, b = posterior(scores, repos[0], pattern, now, Prior())
-        else:
-            g = scores.counts(GLOBAL_SCOPE, pattern, now)
+        else:  # every repository: the global evidence, read as selection reads a level
+            evidence = scores.evidence(GLOBAL_SCOPE, pattern, now)
+            g, _ = regime_counts(evidence, now, scores.half_life_days, scores.recent_half_life_days)
             a, b = shrink(g, g, g, Prior())
     except ValueError:
         return None
