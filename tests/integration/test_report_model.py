@@ -219,3 +219,30 @@ def test_kaizen_report_cli_writes_markdown_html_and_json(tmp_path: Path) -> None
         check=False,
     )
     assert bad.returncode == 2 and "--repo" in bad.stderr
+
+
+def test_a_change_of_mind_shows_as_suppressed_in_both_views(memory: Memory) -> None:
+    # liked for four months (a 👍 a day), turned down for the last three weeks; the store
+    # here has a 60-day half-life, so the recent sums have 15 days
+    day = 86_400.0
+    now = time.time()
+    ids = post(memory, "ruff:SIM108", 141)
+    for i, eid in enumerate(ids):
+        kind = "thumbs_up" if i < 120 else "thumbs_down"
+        at = now - (141 - i) * day
+        memory.apply_signal(
+            Signal(
+                id=f"{kind}:{eid}",
+                kind=kind,
+                experience_id=eid,
+                repo=REPO,
+                pattern="ruff:SIM108",
+                at=at,
+            )
+        )
+    long_only = memory.scores.counts("*", "ruff:SIM108", now)
+    assert long_only[0] / sum(long_only) > 0.5  # one decayed sum alone still says "liked"
+    for view in (REPO, None):
+        row = next(p for p in report(memory, view).patterns if p.pattern == "ruff:SIM108")
+        assert row.score is not None and row.score < 0.5
+        assert row.status == "suppressed"
