@@ -71,7 +71,14 @@ def post(memory: Memory, pattern: str, n: int, *, pr: str = "1", repo: str = REP
     ]
 
 
-def signal(memory: Memory, eid: str, kind: str, pattern: str, reason: str | None = None) -> None:
+def signal(
+    memory: Memory,
+    eid: str,
+    kind: str,
+    pattern: str,
+    reason: str | None = None,
+    at: float | None = None,
+) -> None:
     memory.apply_signal(
         Signal(
             id=f"{kind}:{eid}",
@@ -79,7 +86,7 @@ def signal(memory: Memory, eid: str, kind: str, pattern: str, reason: str | None
             experience_id=eid,
             repo=REPO,
             pattern=pattern,
-            at=time.time(),
+            at=time.time() if at is None else at,
             reason=reason,
             actor="alice",
         )
@@ -229,17 +236,7 @@ def test_a_change_of_mind_shows_as_suppressed_in_both_views(memory: Memory) -> N
     ids = post(memory, "ruff:SIM108", 141)
     for i, eid in enumerate(ids):
         kind = "thumbs_up" if i < 120 else "thumbs_down"
-        at = now - (141 - i) * day
-        memory.apply_signal(
-            Signal(
-                id=f"{kind}:{eid}",
-                kind=kind,
-                experience_id=eid,
-                repo=REPO,
-                pattern="ruff:SIM108",
-                at=at,
-            )
-        )
+        signal(memory, eid, kind, "ruff:SIM108", at=now - (141 - i) * day)
     long_only = memory.scores.counts("*", "ruff:SIM108", now)
     assert long_only[0] / sum(long_only) > 0.5  # one decayed sum alone still says "liked"
     for view in (REPO, None):

@@ -38,6 +38,14 @@ pytestmark = [
 PY = sys.executable
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
+# Asks for 2 GiB a megabyte at a time; a 256 MB limit must stop it before "survived".
+MEMORY_HOG = """
+chunks = []
+for _ in range(2048):
+    chunks.append(b"x" * (1024 * 1024))
+print("survived")
+"""
+
 
 @pytest.fixture(autouse=True, params=["forked child", "helper programs"])
 def setup_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -216,12 +224,7 @@ def test_memory_limit_without_cgroups_falls_back_to_rlimit_as(
     result = python(
         sandbox,
         workspace,
-        """
-        chunks = []
-        for _ in range(2048):
-            chunks.append(b"x" * (1024 * 1024))
-        print("survived")
-        """,
+        MEMORY_HOG,
         Limits(timeout_s=30, memory_mb=256, pids=32),
     )
     assert result.details["memory_limit"] == "rlimit_as"
@@ -611,12 +614,7 @@ def test_a_slot_thread_that_cannot_join_falls_back_to_moving_the_run(
     result = python(
         sandbox,
         workspace,
-        """
-        chunks = []
-        for _ in range(2048):
-            chunks.append(b"x" * (1024 * 1024))
-        print("survived")
-        """,
+        MEMORY_HOG,
         Limits(timeout_s=30, memory_mb=256, pids=32),
     )
     assert result.details["cgroups_joined"] == "moved"
