@@ -651,7 +651,7 @@ def _print_checks(results: list[dict[str, str]], as_json: bool) -> None:
     if as_json:
         print(json.dumps({"checks": results}, indent=2))
         return
-    marks = {"ok": "ok  ", "fail": "FAIL", "skip": "skip"}
+    marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
     for r in results:
         print(f"[{marks.get(r['status'], r['status'])}] {r['name']}: {r['detail']}")
 
