@@ -374,10 +374,6 @@ class ScoreStore(Protocol):
         """Raw recent sums and newest signal time per (scope, pattern), for rebuilds."""
         ...
 
-    def recent_weight(self, at: float) -> float:
-        """``2^((at - T0)/h)`` for the recent half-life (for rebuilding the recent sums)."""
-        ...
-
     def replace_all(
         self,
         sums: Mapping[tuple[str, str], tuple[float, float]],

@@ -28,9 +28,9 @@ from memory.archive import ArchiveStore
 from memory.experiences import ExperienceStore
 from memory.feedback import DEFAULT_TABLE, Effect, combine, effect_of
 from memory.pending import PendingStore
-from memory.scores import ScoreStore
+from memory.scores import InMemoryScoreStore, ScoreStore
 from memory.trajectories import TrajectoryStore
-from memory.types import Experience, Kind, Outcome, Signal, scopes_for
+from memory.types import Experience, Kind, Outcome, Signal
 
 log = logging.getLogger(__name__)
 
@@ -217,28 +217,19 @@ class Memory:
         self.retry_pending()
         before = self.scores.snapshot()
         before_recent = self.scores.recent_snapshot()
-        sums: dict[tuple[str, str], tuple[float, float]] = {}
-        recent: dict[tuple[str, str], tuple[float, float, float]] = {}
-        applied: list[str] = []
         records = [
             (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
             for e in self.experiences.iter_all()
             for r in e.extra.get("signals", [])
         ]
         records.extend(self.archive.iter_signals())
-        for signal_id, repo, pattern, alpha, beta, at in records:
-            applied.append(signal_id)
-            weight = self.scores.decay_weight(at)
-            recent_weight = self.scores.recent_weight(at)
-            for scope in scopes_for(repo):
-                a, b = sums.get((scope, pattern), (0.0, 0.0))
-                sums[(scope, pattern)] = (a + alpha * weight, b + beta * weight)
-                ra, rb, last = recent.get((scope, pattern), (0.0, 0.0, -math.inf))
-                recent[(scope, pattern)] = (
-                    ra + alpha * recent_weight,
-                    rb + beta * recent_weight,
-                    max(last, at),
-                )
+        # Replayed through a store of the same half-life, so the sums are made exactly as
+        # the live store made them (long and recent weights, newest times), in one place.
+        replay = InMemoryScoreStore(self.scores.half_life_days)
+        for record in records:
+            replay.apply(*record)
+        applied = [record[0] for record in records]
+        sums, recent = replay.snapshot(), replay.recent_snapshot()
         differences, worst = _compare(before, sums, (0.0, 0.0), tolerance)
         recent_lines, recent_worst = _compare(
             before_recent, recent, (0.0, 0.0, -math.inf), tolerance, "recent "
