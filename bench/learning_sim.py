@@ -48,6 +48,7 @@ from memory.simulation import (  # noqa: E402
     POLICIES,
     KaizenParams,
     average,
+    precision_frontier,
     run_simulation,
     run_simulation_with_curves,
 )
@@ -106,6 +107,30 @@ def mean_curves(all_curves: list[dict[str, Any]]) -> dict[str, dict[str, np.ndar
             ]
             out[name][key] = np.nanmean(np.vstack(rows), axis=0)
     return out
+
+
+def frontier_text(frontier: dict[str, Any]) -> str:
+    """The precision an omniscient policy buys with regret: what the targets allow at all."""
+    lines = [
+        f"precision frontier (oracle posting only findings accepted >= bar; seeds"
+        f" {frontier['seeds'][0]}-{frontier['seeds'][-1]})",
+        f"{'bar':>6}{'prec@100+':>11}{'recall':>9}{'regret':>9}{'/eps_greedy':>13}",
+    ]
+    for row in frontier["rows"]:
+        ratio = row["regret_ratio"]
+        lines.append(
+            f"{row['bar']:>6.2f}{row['precision_after_100']:>11.3f}{row['recall']:>9.3f}"
+            f"{row['regret']:>9.0f}{'-' if ratio is None else f'{ratio:.3f}':>13}"
+        )
+    cross = frontier["at_precision_target"]
+    if cross is None:
+        lines.append("  no bar reaches the precision target")
+    else:
+        lines.append(
+            f"  precision after 100 reaches the target at bar {cross['bar']:.3f}, where even"
+            f" this policy's regret is {cross['regret_ratio']:.3f} of eps_greedy's"
+        )
+    return "\n".join(lines)
 
 
 def time_scale_text(ts: dict[str, float] | None) -> str:
@@ -344,6 +369,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(table(avg["policies"]))
         print(targets_text(avg["targets"]))
+    frontier = precision_frontier(
+        args.prs,
+        seeds,
+        silent_accept_share=args.silent_accept_share,
+        prs_per_day=args.prs_per_day,
+    )
+    print()
+    print(frontier_text(frontier))
     print(f"\nkaizen parameters: {params.as_dict()}   ({seconds:.1f}s)")
     print(time_scale_text(avg.get("time_scale")))
 
@@ -353,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         "prs_per_day": args.prs_per_day,
         "seconds": round(seconds, 2),
         "mean": avg,
+        "frontier": frontier,
         "runs": runs,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

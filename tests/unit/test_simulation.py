@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -15,11 +16,14 @@ from memory.simulation import (
     VALUABLE,
     Kaizen,
     KaizenParams,
+    Oracle,
+    OracleAt,
     Trace,
     average,
     make_stream,
     make_team,
     play,
+    precision_frontier,
     prs_to_recover,
     rolling_precision,
     run_simulation,
@@ -259,3 +263,30 @@ def test_valuable_precision_uses_recalls_ground_truth(runs: list[dict[str, Any]]
         assert run["policies"]["oracle"]["valuable_precision"] == 1.0
         kaizen = run["policies"]["kaizen"]
         assert kaizen["precision"] < kaizen["valuable_precision"] < 1.0
+
+
+def test_oracle_at_the_default_bar_is_the_oracle() -> None:
+    stream = make_stream(PRS, 0)
+    plain, at_half = play(stream, Oracle()), play(stream, OracleAt(VALUABLE))
+    assert np.array_equal(plain.posted, at_half.posted)
+    assert np.array_equal(plain.accepted, at_half.accepted)
+    with pytest.raises(ValueError, match="bar"):
+        OracleAt(0.4)
+
+
+def test_precision_frontier_trades_regret_for_precision() -> None:
+    frontier = precision_frontier(PRS, SEEDS)
+    rows = frontier["rows"]
+    assert rows[0]["bar"] == VALUABLE and rows[0]["regret"] == 0.0
+    for lo, hi in itertools.pairwise(rows):
+        # a higher bar drops the least likely accepted findings: surer, fewer, costlier
+        assert hi["expected_precision"] >= lo["expected_precision"] - 1e-12
+        assert hi["recall"] <= lo["recall"] + 1e-12
+        assert hi["regret"] >= lo["regret"] - 1e-9
+    assert rows[-1]["expected_precision"] > rows[0]["expected_precision"] + 0.05
+    cross = frontier["at_precision_target"]
+    assert cross is not None
+    below = [r for r in rows if r["bar"] <= cross["bar"]][-1]
+    above = next(r for r in rows if r["bar"] >= cross["bar"])
+    assert below["precision_after_100"] < 0.85 <= above["precision_after_100"]
+    assert below["regret_ratio"] <= cross["regret_ratio"] <= above["regret_ratio"]
