@@ -233,7 +233,7 @@ def _memory_rebuild(args: argparse.Namespace) -> int:
 
 
 def _feedback(args: argparse.Namespace) -> int:
-    import uuid
+    import hashlib
 
     from bot.memory_setup import build_memory
     from memory.experiences import ExperienceStoreError
@@ -247,15 +247,19 @@ def _feedback(args: argparse.Namespace) -> int:
         if experience is None:
             print(f"kaizen feedback: no finding {args.finding} in memory", file=sys.stderr)
             return 1
+        actor = args.actor or os.environ.get("USER")
+        # One person's word on one finding counts once, as one person's 👍 does on GitHub:
+        # running the same command again (a retry, the shell's history) changes nothing.
+        key = "\0".join((args.finding, args.signal, actor or ""))
         signal = Signal(
-            id=f"cli:{uuid.uuid4()}",
+            id=f"cli:{hashlib.sha256(key.encode()).hexdigest()[:32]}",
             kind=args.signal,
             experience_id=args.finding,
             repo=experience.repo,
             pattern=experience.pattern,
             at=time.time(),
             reason=args.reason,
-            actor=args.actor or os.environ.get("USER"),
+            actor=actor,
         )
         result = memory.apply_signal(signal)
     except (UnknownSignal, UnknownExperience) as exc:
@@ -266,6 +270,13 @@ def _feedback(args: argparse.Namespace) -> int:
         return 1
     finally:
         memory.close()
+    if result.status == "duplicate":
+        who = actor or "you"
+        print(
+            f"duplicate: {who} already gave {args.signal} on this finding;"
+            f" {experience.pattern} in {experience.repo} stays {result.outcome}"
+        )
+        return 0
     print(f"{result.status}: {experience.pattern} in {experience.repo} is now {result.outcome}")
     return 0
 

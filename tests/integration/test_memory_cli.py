@@ -84,6 +84,28 @@ def test_feedback_then_stats_rebuild_and_export(seeded: tuple[Path, str], tmp_pa
     assert json.loads(line)["messages"][-1] == {"role": "assistant", "content": "rename `x`"}
 
 
+def test_the_same_feedback_twice_counts_once_another_person_or_signal_counts(
+    seeded: tuple[Path, str],
+) -> None:
+    data, exp_id = seeded
+    args = ("feedback", "--finding", exp_id, "--signal", "thumbs_down", "--actor", "ana")
+    first, again = run(data, *args), run(data, *args)
+    assert first.returncode == again.returncode == 0, again.stderr
+    assert first.stdout.startswith("applied:")
+    assert again.stdout.startswith("duplicate: ana already gave thumbs_down")
+    other = run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_down", "--actor", "bo")
+    assert other.stdout.startswith("applied:"), other.stdout
+    changed = run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_up", "--actor", "ana")
+    assert changed.stdout.startswith("applied:"), changed.stdout
+
+    memory = build_memory(Settings(data_dir=data))
+    try:
+        totals = memory.scores.totals(REPO, "llm:naming")
+    finally:
+        memory.close()
+    assert totals.n == 3  # ana's 👎, bo's 👎 and ana's 👍; not ana's repeated 👎
+
+
 def test_feedback_with_an_unknown_signal_or_finding_is_a_clear_error(
     seeded: tuple[Path, str],
 ) -> None:
