@@ -100,6 +100,20 @@ def test_first_review_posts_static_findings(memory: Memory) -> None:
     assert outcome.usage["llm_calls"] == 0
 
 
+def test_a_leaked_credential_is_one_comment_not_a_secret_and_a_ruff_one(memory: Memory) -> None:
+    source = 'API_TOKEN = "AKIAQ3EGRTZNVK7XJ4PL"\nDB_PASSWORD = "changeme"\n'
+    diff = pr_diff(text=source)
+    req = ReviewRequest(
+        repo=REPO, pr="12", diff=diff, file_text={"app/util.py": source}.get, config=RepoConfig()
+    )
+    outcome = run_review(req, chat=None, memory=memory, rng=random.Random(1))
+    posted = {(c.finding.line, c.finding.pattern) for c in outcome.chosen.posted}
+    assert (1, "secrets:aws-access-key") in posted
+    assert (1, "ruff:S105") not in posted  # the scanner's comment already says it
+    assert {c.reason for c in outcome.chosen.suppressed if c.finding.line == 1} == {"duplicate"}
+    assert (2, "ruff:S105") in posted  # no credential the scanner knows: ruff's is the only one
+
+
 def test_rejected_pattern_is_held_back_and_accepted_one_posted(memory: Memory) -> None:
     teach(memory, "a", "thumbs_down", "ruff:B006")
     teach(memory, "b", "thumbs_up", "ruff:E722")

@@ -3,7 +3,9 @@
 Order of the gates, each recorded as the finding's ``reason``:
 
 1. ``below min_severity`` — the repo's config (security always passes);
-2. ``duplicate`` — the same fingerprint twice in one run;
+2. ``duplicate`` — the same fingerprint twice in one run, or ruff's hardcoded-password
+   rules on a line where the secret scanner already found the credential (one warning
+   per leak, the one that says what leaked and what to do);
 3. ``already posted`` — said on an earlier commit of this PR (and, if it was rejected,
    certainly not again);
    ``critic`` — the optional LLM critic predicted the team would not act on it (only when
@@ -29,6 +31,10 @@ from workers.review.critic import critic_gate
 from workers.review.findings import CONFIG_SEVERITY, Finding, severity_rank
 
 log = logging.getLogger(__name__)
+
+# ruff's flake8-bandit rules for a password or token literal in the code: on a line where
+# the secret scanner found the credential itself, they say the same thing a second time.
+CREDENTIAL_RULES = frozenset({"ruff:S105", "ruff:S106", "ruff:S107"})
 
 
 @dataclass
@@ -78,11 +84,15 @@ def choose_findings(
     floor = severity_rank(CONFIG_SEVERITY[config.review.min_severity])
     seen: set[str] = set()
     live: list[Finding] = []
+    leaks = {(f.path, f.side, f.line) for f in findings if f.source == "secrets"}
     for finding in findings:
         eid = pr_experience_id(repo, pr, finding)
         if finding.severity != "security" and severity_rank(finding.severity) < floor:
             out.choices.append(Choice(finding, False, "below min_severity", experience_id=eid))
-        elif finding.fingerprint in seen:
+        elif finding.fingerprint in seen or (
+            finding.pattern in CREDENTIAL_RULES
+            and (finding.path, finding.side, finding.line) in leaks
+        ):
             out.choices.append(Choice(finding, False, "duplicate", experience_id=eid))
         elif finding.fingerprint in already_posted:
             out.choices.append(Choice(finding, False, "already posted", experience_id=eid))
