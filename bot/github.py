@@ -33,6 +33,8 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
+# Reactions listed per comment at most; a longer list is cut, so it cannot show removals.
+REACTIONS_LISTED = 1000
 
 T = TypeVar("T")
 
@@ -312,7 +314,7 @@ class InstallationClient:
             raise
 
     def list_review_comment_reactions(self, repo: str, comment_id: int) -> list[dict[str, Any]]:
-        return self._paged(f"/repos/{repo}/pulls/comments/{comment_id}/reactions", 1000)
+        return self._paged(f"/repos/{repo}/pulls/comments/{comment_id}/reactions", REACTIONS_LISTED)
 
     def create_review(
         self,

@@ -219,6 +219,10 @@ def _final_outcomes(events: Iterable[Event]) -> dict[str, tuple[str, Event]]:
         if event.kind != "signal" or event.data.get("experience_kind") not in (None, "comment"):
             continue
         eid = str(event.data.get("experience_id") or "")
+        if event.data.get("signal") == "retraction":
+            # a 👍 taken back: the outcome is what the remaining signals give, even pending
+            out[eid] = (str(event.data.get("outcome") or "pending"), event)
+            continue
         current = out.get(eid, (Outcome.PENDING.value, event))[0]
         new = str(combine(Outcome(current), Outcome(str(event.data.get("outcome") or "pending"))))
         out[eid] = (new, event if new != current else out.get(eid, ("", event))[1])

@@ -114,6 +114,8 @@ MAX_HALF_LIFE_DAYS = 3650.0
 MAX_HALF_LIVES = 960.0  # |t - T0| / H allowed; 2^960 leaves 2^64 headroom below 2^1024
 MAX_NAME_LEN = 200  # patterns, repos, scopes, candidate keys, actors
 MAX_ID_LEN = 256  # signal ids (delivery GUIDs, "reaction:<id>", ...)
+# A signal taken back (a 👍 removed) is subtracted under this prefix and its own id.
+RETRACT_PREFIX = "retract:"
 MAX_WEIGHT = 100.0  # one signal's alpha or beta; more is a config typo
 SHADOW_KEEP = 1000  # shadow entries kept per repository (newest)
 # The recent sums' half-life as a share of the long one, and how many standard errors
@@ -240,6 +242,11 @@ def decay_weight(at: float, half_life_s: float) -> float:
     return math.pow(2.0, _half_lives(at, half_life_s, "signal time"))
 
 
+def _clamped(sums: tuple[float, float]) -> tuple[float, float]:
+    """Sums after a retraction can miss zero by a rounding error; evidence is never < 0."""
+    return (max(0.0, sums[0]), max(0.0, sums[1]))
+
+
 def decay_factor(now: float, half_life_s: float) -> float:
     """``2^(-(now - T0)/H)``: turns stored sums into evidence as of ``now``."""
     return math.pow(2.0, -_half_lives(now, half_life_s, "time"))
@@ -340,6 +347,14 @@ class ScoreStore(Protocol):
     ) -> bool:
         """Add one signal to the repo, org and global scopes and record its id, atomically
         and exactly once; ``False`` (and no change) if the id was already applied."""
+        ...
+
+    def retract(
+        self, signal_id: str, repo: str, pattern: str, alpha: float, beta: float, at: float
+    ) -> bool:
+        """Take back an applied signal (a 👍 removed): subtract exactly what ``apply`` added
+        for it, once, recorded as ``RETRACT_PREFIX + signal_id``; ``False`` if it was
+        already taken back. The pattern's newest-signal time stays as it was."""
         ...
 
     def counts(self, scope: str, pattern: str, now: float) -> tuple[float, float]:
@@ -444,11 +459,36 @@ class _StoreBase:
             sid, scopes, pattern, a * weight, b * weight, a, b, a * recent, b * recent, float(at)
         )
 
+    def retract(
+        self, signal_id: str, repo: str, pattern: str, alpha: float, beta: float, at: float
+    ) -> bool:
+        sid = _check_text("signal id", RETRACT_PREFIX + str(signal_id), MAX_ID_LEN)
+        scopes = scopes_for(validate_repo(repo))
+        validate_pattern(pattern)
+        a = _check_number("alpha", alpha, high=MAX_WEIGHT)
+        b = _check_number("beta", beta, high=MAX_WEIGHT)
+        # the same weights apply() computed for this signal, so the subtraction is exact
+        weight = self.decay_weight(at)
+        recent = self.recent_weight(at)
+        return self._apply(
+            sid,
+            scopes,
+            pattern,
+            -a * weight,
+            -b * weight,
+            -a,
+            -b,
+            -a * recent,
+            -b * recent,
+            float(at),
+            dn=-1,
+        )
+
     def counts(self, scope: str, pattern: str, now: float) -> tuple[float, float]:
         validate_scope(scope)
         validate_pattern(pattern)
         factor = decay_factor(now, self._half_life_s)
-        a, b = self._sums(scope, pattern)
+        a, b = _clamped(self._sums(scope, pattern))
         return (a * factor, b * factor)
 
     def evidence(self, scope: str, pattern: str, now: float) -> Evidence:
@@ -456,8 +496,9 @@ class _StoreBase:
         validate_pattern(pattern)
         factor = decay_factor(now, self._half_life_s)
         recent_factor = decay_factor(now, self._recent_half_life_s)
-        a, b = self._sums(scope, pattern)
+        a, b = _clamped(self._sums(scope, pattern))
         ra, rb, last = self._recent_sums(scope, pattern)
+        ra, rb = _clamped((ra, rb))
         return Evidence(
             (a * factor, b * factor),
             (ra * recent_factor, rb * recent_factor),
@@ -548,6 +589,7 @@ class _StoreBase:
         ra: float,
         rb: float,
         at: float,
+        dn: int = 1,
     ) -> bool:
         raise NotImplementedError
 
@@ -616,6 +658,7 @@ class InMemoryScoreStore(_StoreBase):
         ra: float,
         rb: float,
         at: float,
+        dn: int = 1,
     ) -> bool:
         with self._lock:
             if signal_id in self._applied:
@@ -628,7 +671,7 @@ class InMemoryScoreStore(_StoreBase):
                 sa, sb, last = self._recent.get(key, (0.0, 0.0, -math.inf))
                 self._recent[key] = (sa + ra, sb + rb, max(last, at))
                 t = self._tot.get(key, Totals())
-                self._tot[key] = Totals(t.n + 1, t.alpha + alpha, t.beta + beta)
+                self._tot[key] = Totals(t.n + dn, t.alpha + alpha, t.beta + beta)
             return True
 
     def _sums(self, scope: str, pattern: str) -> tuple[float, float]:
@@ -730,9 +773,9 @@ _SQL_ADD_RECENT = (
     " last = MAX(last, excluded.last)"
 )
 _SQL_ADD_TOTALS = (
-    "INSERT INTO totals (scope, pattern, n, a, b) VALUES (?, ?, 1, ?, ?)"
+    "INSERT INTO totals (scope, pattern, n, a, b) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (scope, pattern) DO UPDATE"
-    " SET n = n + 1, a = a + excluded.a, b = b + excluded.b"
+    " SET n = n + excluded.n, a = a + excluded.a, b = b + excluded.b"
 )
 _SQL_TRIM_SHADOW = (
     "DELETE FROM shadow WHERE repo = ? AND id <= ("
@@ -818,6 +861,7 @@ class SqliteScoreStore(_StoreBase):
         ra: float,
         rb: float,
         at: float,
+        dn: int = 1,
     ) -> bool:
         with self._lock:
             conn = self._conn()
@@ -832,7 +876,7 @@ class SqliteScoreStore(_StoreBase):
                     return False
                 conn.executemany(_SQL_ADD_SUMS, [(s, pattern, da, db) for s in scopes])
                 conn.executemany(_SQL_ADD_RECENT, [(s, pattern, ra, rb, at) for s in scopes])
-                conn.executemany(_SQL_ADD_TOTALS, [(s, pattern, alpha, beta) for s in scopes])
+                conn.executemany(_SQL_ADD_TOTALS, [(s, pattern, dn, alpha, beta) for s in scopes])
                 conn.execute("COMMIT")
                 return True
             except BaseException:
@@ -1009,14 +1053,14 @@ for i = 1, (#KEYS - 3) / 3 do
   local sums, totals, recent = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
   add(sums, 'a:' .. p, da)
   add(sums, 'b:' .. p, db)
-  redis.call('HINCRBY', totals, 'n:' .. p, 1)
+  redis.call('HINCRBY', totals, 'n:' .. p, tonumber(ARGV[11]))
   add(totals, 'a:' .. p, al)
   add(totals, 'b:' .. p, be)
   add(recent, 'a:' .. p, ra)
   add(recent, 'b:' .. p, rb)
   local last = tonumber(redis.call('HGET', recent, 't:' .. p) or '')
   if not last or at > last then redis.call('HSET', recent, 't:' .. p, ARGV[10]) end
-  redis.call('SADD', KEYS[3], ARGV[10 + i])
+  redis.call('SADD', KEYS[3], ARGV[11 + i])
 end
 return {1, ''}
 """
@@ -1071,13 +1115,14 @@ class RedisScoreStore(_StoreBase):
         ra: float,
         rb: float,
         at: float,
+        dn: int = 1,
     ) -> bool:
         keys = [self._key("applied"), self._key("meta"), self._key("scopes")]
         for scope in scopes:
             keys += [self._key("sums", scope), self._key("totals", scope)]
             keys.append(self._key("recent", scope))
         args = [signal_id, self._half_life_tag, pattern, repr(da), repr(db)]
-        args += [repr(alpha), repr(beta), repr(ra), repr(rb), repr(at), *scopes]
+        args += [repr(alpha), repr(beta), repr(ra), repr(rb), repr(at), str(int(dn)), *scopes]
         status, tag = self._apply_script(keys=keys, args=args)
         if int(status) < 0:
             raise self._stale_error(str(tag))

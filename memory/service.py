@@ -18,7 +18,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,9 @@ from typing import Any
 from memory.activity import ActivityLog, Event
 from memory.archive import ArchiveStore
 from memory.experiences import ExperienceStore
-from memory.feedback import DEFAULT_TABLE, Effect, combine, effect_of
+from memory.feedback import DEFAULT_TABLE, Effect, UnknownSignal, combine, effect_of
 from memory.pending import PendingStore
-from memory.scores import InMemoryScoreStore, ScoreStore
+from memory.scores import RETRACT_PREFIX, InMemoryScoreStore, ScoreStore
 from memory.trajectories import TrajectoryStore
 from memory.types import Experience, Kind, Outcome, Signal
 
@@ -43,6 +43,13 @@ OUTCOME_REWARD: Mapping[str, float] = {
     Outcome.DISMISSED: -0.5,
     Outcome.REJECTED: -1.0,
 }
+
+
+def _counts(record: Mapping[str, Any], taken_back: set[str]) -> bool:
+    """Whether a signal record on an experience still speaks (not a retraction, not
+    taken back)."""
+    rid = str(record.get("id"))
+    return record.get("kind") != "retraction" and rid not in taken_back
 
 
 class UnknownExperience(LookupError):
@@ -194,6 +201,75 @@ class Memory:
             )
         return ApplyResult("applied" if applied else "duplicate", str(outcome))
 
+    def retract_signal(self, signal_id: str, experience_id: str) -> ApplyResult:
+        """A developer took back what they said (removed their 👍): the signal stops counting.
+
+        The scores lose exactly what it added; the experience keeps it on record beside a
+        ``retract:`` record (so a rebuild makes the same numbers) and gets the outcome the
+        remaining signals give; reports follow. Taking back a signal twice, or one that
+        was never recorded, changes nothing. Store errors propagate: the poller that saw
+        the removal sees it again on its next run.
+        """
+        current = self.experiences.get(experience_id)
+        if current is None:
+            raise UnknownExperience(f"no finding or fix with id {experience_id} in memory")
+        records = [dict(r) for r in current.extra.get("signals", [])]
+        original = next((r for r in records if str(r.get("id")) == signal_id), None)
+        if original is None or signal_id.startswith(RETRACT_PREFIX):
+            return ApplyResult("unknown", str(current.outcome))
+        rid = RETRACT_PREFIX + signal_id
+        taken_back = {str(r.get("retracts")) for r in records if r.get("kind") == "retraction"}
+        outcome = self._outcome_of(r for r in records if _counts(r, taken_back | {signal_id}))
+        alpha, beta, at = float(original["alpha"]), float(original["beta"]), float(original["at"])
+        record = {
+            "id": rid,
+            "kind": "retraction",
+            "retracts": signal_id,
+            "alpha": alpha,
+            "beta": beta,
+            "at": at,
+            "retracted_at": time.time(),
+        }
+        self.experiences.record_signal(experience_id, record, str(outcome), None)
+        # apply_signal writes the experience, then the scores: a worker killed between the
+        # two leaves a recorded signal the scores never saw. Applying it again is a no-op
+        # otherwise, and makes the subtraction below exact either way.
+        self.scores.apply(signal_id, current.repo, current.pattern, alpha, beta, at)
+        retracted = self.scores.retract(signal_id, current.repo, current.pattern, alpha, beta, at)
+        if retracted:
+            self.note(
+                Event(
+                    id=f"signal:{rid}",
+                    kind="signal",
+                    repo=current.repo,
+                    at=time.time(),
+                    pattern=current.pattern,
+                    data={
+                        "signal": "retraction",
+                        "retracts": signal_id,
+                        "retracted_kind": original.get("kind"),
+                        "outcome": str(outcome),
+                        "experience_id": experience_id,
+                        "experience_kind": str(current.kind),
+                        "actor": original.get("actor"),
+                        "alpha": -alpha,
+                        "beta": -beta,
+                    },
+                )
+            )
+        return ApplyResult("applied" if retracted else "duplicate", str(outcome))
+
+    def _outcome_of(self, records: Iterable[Mapping[str, Any]]) -> Outcome:
+        """The outcome a sequence of signal records gives, as apply_signal combined them."""
+        outcome = Outcome.PENDING
+        for record in sorted(records, key=lambda r: float(r.get("at") or 0.0)):
+            try:
+                effect = effect_of(str(record.get("kind")), self.table)
+            except UnknownSignal:  # a kind a later feedback table dropped: it said nothing
+                continue
+            outcome = combine(outcome, effect.outcome)
+        return outcome
+
     def retry_pending(self) -> int:
         """Apply parked signals; returns how many went through this time."""
         done = 0
@@ -227,9 +303,17 @@ class Memory:
         # the live store made them (long and recent weights, newest times), in one place.
         replay = InMemoryScoreStore(self.scores.half_life_days)
         for record in records:
-            replay.apply(*record)
+            if record[0].startswith(RETRACT_PREFIX):
+                replay.retract(record[0].removeprefix(RETRACT_PREFIX), *record[1:])
+            else:
+                replay.apply(*record)
         applied = [record[0] for record in records]
-        sums, recent = replay.snapshot(), replay.recent_snapshot()
+        # a retraction can leave a rounding error below zero where nothing is left
+        sums = {k: (max(0.0, a), max(0.0, b)) for k, (a, b) in replay.snapshot().items()}
+        recent = {
+            k: (max(0.0, a), max(0.0, b), last)
+            for k, (a, b, last) in replay.recent_snapshot().items()
+        }
         differences, worst = _compare(before, sums, (0.0, 0.0), tolerance)
         recent_lines, recent_worst = _compare(
             before_recent, recent, (0.0, 0.0, -math.inf), tolerance, "recent "

@@ -24,7 +24,7 @@ from celery.signals import (
 
 from bot.commands import Command, has_write_access, parse_commands
 from bot.deliveries import SqliteLedger
-from bot.github import Permission
+from bot.github import REACTIONS_LISTED, Permission
 from bot.log_setup import log_context
 from bot.metrics import Metrics, make_metrics
 from bot.repo_config import RepoConfig, load_repo_config
@@ -393,17 +393,24 @@ def _bot_comments(comments: list[dict[str, Any]], bot_login: str) -> list[dict[s
 def _collect_reactions(
     ctx: WorkerContext, github: Any, repo: str, comments: list[dict[str, Any]]
 ) -> int:
-    """List reactions only for comments whose 👍/👎 counts changed since the last look."""
+    """List reactions only for comments whose 👍/👎 counts changed since the last look
+    (back to none included: a 👍 taken back is retracted)."""
     applied = 0
     for comment in comments:
         rollup = comment.get("reactions") or {}
         counts = f"{rollup.get('+1', 0)}/{rollup.get('-1', 0)}"
         memo = f"reactions:{repo}:{comment['id']}"
-        if counts == "0/0" or ctx.review_state.recall(memo) == counts:
+        seen = ctx.review_state.recall(memo)
+        if seen == counts or (seen is None and counts == "0/0"):
             continue
         reactions = github.list_review_comment_reactions(repo, int(comment["id"]))
         results = feedback.on_reactions(
-            ctx.memory, comment, reactions, bot_login=ctx.settings.bot_login
+            ctx.memory,
+            comment,
+            reactions,
+            bot_login=ctx.settings.bot_login,
+            # a list cut at the client's cap may leave out reactions that are still there
+            complete=len(reactions) < REACTIONS_LISTED,
         )
         applied += sum(r.status == "applied" for r in results)
         ctx.review_state.remember(memo, counts, 90 * 86400)

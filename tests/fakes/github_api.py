@@ -1134,6 +1134,26 @@ class FakeGitHub:
                 raise KeyError(f"comment {comment_id} is not in {full_name}")
             self._react(target, user, content)
 
+    def remove_reaction(
+        self, kind: str, full_name: str, comment_id: int, content: str, *, user: str
+    ) -> bool:
+        """Take a reaction back, as its author does by clicking it again; False if ``user``
+        had not reacted with ``content``. No webhook, as for adding one."""
+        with self._lock:
+            target: _IssueComment | _ReviewComment
+            if kind == "issue_comment":
+                target = self._comments[comment_id]
+            elif kind == "review_comment":
+                target = self._review_comments[comment_id]
+            else:
+                raise ValueError("kind must be 'issue_comment' or 'review_comment'")
+            if target.repo != full_name:
+                raise KeyError(f"comment {comment_id} is not in {full_name}")
+            kept = [r for r in target.reactions if (r.user, r.content) != (user, content)]
+            removed = len(kept) != len(target.reactions)
+            target.reactions[:] = kept
+            return removed
+
     def reply_to_review_comment(
         self, full_name: str, number: int, comment_id: int, body: str, *, user: str
     ) -> dict[str, Any]:

@@ -72,6 +72,30 @@ def test_same_signal_five_times_changes_the_score_once(memory: Memory) -> None:
     assert len(stored.extra["signals"]) == 1
 
 
+def test_a_signal_taken_back_stops_counting_once_and_rebuild_agrees(memory: Memory) -> None:
+    exp_id = memory.record_experience(comment("t"))
+    memory.apply_signal(signal(exp_id, "reaction:1", kind="thumbs_down"))
+    memory.apply_signal(signal(exp_id, "reaction:2", kind="thumbs_up"))
+    assert memory.experiences.get(exp_id).outcome == "accepted"  # type: ignore[union-attr]
+    results = [memory.retract_signal("reaction:2", exp_id) for _ in range(3)]
+    assert [r.status for r in results] == ["applied", "duplicate", "duplicate"]
+    assert results[0].outcome == "rejected"  # what the remaining 👎 says
+    alpha, beta = memory.scores.counts(REPO, "ruff:B006", time.time())
+    assert alpha == pytest.approx(0.0, abs=1e-9)
+    assert beta == pytest.approx(1.0, abs=1e-6)
+    stored = memory.experiences.get(exp_id)
+    assert stored is not None and stored.outcome == "rejected"
+    assert memory.retract_signal("reaction:404", exp_id).status == "unknown"
+    live = memory.scores.snapshot()
+    report = memory.rebuild()
+    assert report.unchanged, report.differences
+    assert memory.scores.snapshot().keys() == live.keys()
+    memory.retract_signal("reaction:1", exp_id)
+    assert memory.experiences.get(exp_id).outcome == "pending"  # type: ignore[union-attr]
+    assert memory.rebuild().unchanged
+    assert memory.scores.counts(REPO, "ruff:B006", time.time()) == (0.0, 0.0)
+
+
 def test_unknown_finding_and_unknown_signal_kind_are_clear_errors(memory: Memory) -> None:
     with pytest.raises(UnknownExperience, match="no finding"):
         memory.apply_signal(signal(comment("nope").id, "s1"))

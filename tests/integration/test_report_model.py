@@ -121,6 +121,17 @@ def test_numbers_match_the_signals_given(memory: Memory) -> None:
     assert (totals["posted"], totals["accepted"], totals["rejected"]) == (5, 2, 2)
 
 
+def test_a_thumbs_up_taken_back_is_no_longer_reported_as_accepted(memory: Memory) -> None:
+    a = post(memory, "ruff:B006", 2)
+    signal(memory, a[0], "thumbs_up", "ruff:B006")
+    signal(memory, a[1], "thumbs_up", "ruff:B006")
+    signal(memory, a[1], "thumbs_down", "ruff:B006")
+    memory.retract_signal(f"thumbs_up:{a[0]}", a[0])  # back to no word at all
+    memory.retract_signal(f"thumbs_down:{a[1]}", a[1])  # the 👍 stands again
+    row = next(p for p in report(memory).patterns if p.pattern == "ruff:B006")
+    assert (row.posted, row.accepted, row.rejected, row.ignored) == (2, 1, 0, 0)
+
+
 def test_mutes_show_who_and_when(memory: Memory) -> None:
     post(memory, "ruff:E501", 1)
     memory.scores.mute(REPO, "ruff:E501", by="maintainer", at=1_760_000_000.0)

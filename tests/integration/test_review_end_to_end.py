@@ -210,6 +210,27 @@ def test_reactions_move_scores_and_the_next_pr_follows_them(stack: Stack) -> Non
     assert "held back" in review["body"]
 
 
+def test_a_reaction_taken_back_stops_counting(stack: Stack) -> None:
+    fake = stack.fake
+    comments = kaizen_comments(fake, 1)
+    # the comment nobody reacted to yet (the reply test below measures its own change)
+    pattern = "llm:maintainability"
+    target = next(c for c in comments if pattern_of(c) == pattern)
+    assert target["reactions"]["total_count"] == 0
+    before = scores(stack, pattern)
+    fake.add_reaction("review_comment", REPO, target["id"], "+1", user="bob")
+    stack.publisher.send_task("kaizen.poll_reactions", queue="feedback")
+    fake.wait_for(lambda: scores(stack, pattern)[0] > before[0] + 0.5, timeout=60)
+    # bob clicks it again: no reactions left on the comment (0/0), and the 👍 is retracted
+    assert fake.remove_reaction("review_comment", REPO, target["id"], "+1", user="bob")
+    stack.publisher.send_task("kaizen.poll_reactions", queue="feedback")
+    fake.wait_for(lambda: scores(stack, pattern)[0] < before[0] + 0.5, timeout=60)
+    assert scores(stack, pattern) == (
+        pytest.approx(before[0], abs=1e-6),
+        pytest.approx(before[1], abs=1e-6),
+    )
+
+
 def test_a_push_reviews_only_new_commits_and_reposts_nothing(stack: Stack) -> None:
     fake = stack.fake
     number = 2

@@ -75,6 +75,21 @@ def worker(kind: str, where: str, proc: int, barrier: Barrier, results: Any) -> 
         store.close()
 
 
+def retracting_worker(kind: str, where: str, proc: int, barrier: Barrier, results: Any) -> None:
+    """Apply this process's plan, then take back every shared signal (as every poller
+    that sees a 👍 removed would): each must be subtracted once, whoever wins."""
+    store = _open(kind, where)
+    try:
+        barrier.wait(timeout=60)
+        for sig in plan(proc):
+            store.apply(*sig)
+        shared = [_signal(f"shared-{j}", 1000 + j) for j in range(SHARED)]
+        retracted = sum(store.retract(*sig) for sig in shared[proc:] + shared[:proc])
+        results.put((proc, retracted))
+    finally:
+        store.close()
+
+
 Sums = dict[tuple[str, str], tuple[float, float]]
 Recent = dict[tuple[str, str], tuple[float, float, float]]
 
@@ -141,3 +156,40 @@ def test_concurrent_processes_apply_every_signal_exactly_once(target: tuple[str,
     finally:
         store.close()
     assert elapsed < 60, f"{kind}: {elapsed:.1f}s"
+
+
+def test_concurrent_retractions_subtract_each_signal_exactly_once(target: tuple[str, str]) -> None:
+    kind, where = target
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(PROCS)
+    results = ctx.Queue()
+    procs = [
+        ctx.Process(target=retracting_worker, args=(kind, where, p, barrier, results))
+        for p in range(PROCS)
+    ]
+    for p in procs:
+        p.start()
+    retracted_by = dict(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    assert sum(retracted_by.values()) == SHARED
+
+    own = {sig[0]: sig for proc in range(PROCS) for sig in plan(proc) if sig[0][0] == "p"}
+    sums: Sums = {}
+    counts: Counter[tuple[str, str]] = Counter()
+    for _, repo, pattern, alpha, beta, at in own.values():
+        weight = 2.0 ** ((at - EPOCH) / (HALF_LIFE_DAYS * DAY))
+        for scope in scopes_for(repo):
+            a, b = sums.get((scope, pattern), (0.0, 0.0))
+            sums[(scope, pattern)] = (a + alpha * weight, b + beta * weight)
+            counts[(scope, pattern)] += 1
+    store = _open(kind, where)
+    try:
+        left = {k: v for k, v in store.snapshot().items() if v != (0.0, 0.0)}
+        assert left == {k: v for k, v in sums.items() if v != (0.0, 0.0)}  # exact
+        for (scope, pattern), n in counts.items():
+            assert store.totals(scope, pattern).n == n
+        assert store.applied_count() == PROCS * PER_PROC + 2 * SHARED  # ids and retractions
+    finally:
+        store.close()

@@ -170,6 +170,31 @@ def test_the_same_signal_applied_five_times_counts_once(store: ScoreStore) -> No
     assert store.applied_count() == 1
 
 
+def test_a_retracted_signal_leaves_the_evidence_as_if_it_never_came(store: ScoreStore) -> None:
+    store.apply("reaction:1", REPO, "ruff:B006", 1.0, 0.0, NOW - 3 * DAY)
+    store.apply("reaction:2", REPO, "ruff:B006", 0.0, 1.0, NOW - DAY)
+    before = store.evidence(REPO, "ruff:B006", NOW)
+    store.apply("reaction:3", REPO, "ruff:B006", 1.0, 0.0, NOW - 2 * DAY)
+    assert store.retract("reaction:3", REPO, "ruff:B006", 1.0, 0.0, NOW - 2 * DAY)
+    for scope in (REPO, ORG, "*"):
+        after = store.evidence(scope, "ruff:B006", NOW)
+        assert after.long == pytest.approx(before.long, abs=1e-12)
+        assert after.recent == pytest.approx(before.recent, abs=1e-12)
+        assert after.last == before.last
+        assert store.totals(scope, "ruff:B006") == Totals(2, 1.0, 1.0)
+
+
+def test_a_retraction_counts_once_and_never_goes_below_nothing(store: ScoreStore) -> None:
+    store.apply("reaction:7", REPO, "ruff:B006", 1.0, 0.0, NOW)
+    results = [store.retract("reaction:7", REPO, "ruff:B006", 1.0, 0.0, NOW) for _ in range(4)]
+    assert results == [True, False, False, False]
+    assert store.counts(REPO, "ruff:B006", NOW) == (0.0, 0.0)
+    assert store.evidence(REPO, "ruff:B006", NOW).last is None
+    assert store.totals(REPO, "ruff:B006").n == 0
+    with pytest.raises(ValueError, match="alpha"):
+        store.retract("reaction:8", REPO, "ruff:B006", -1.0, 0.0, NOW)
+
+
 def test_unknown_pattern_has_no_evidence(store: ScoreStore) -> None:
     assert store.counts(REPO, "never:seen", NOW) == (0.0, 0.0)
     assert store.totals(REPO, "never:seen") == Totals()

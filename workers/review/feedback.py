@@ -7,7 +7,8 @@ once.
 
 Sources: replies (``/kaizen good|bad [why]`` or plain words), resolved threads, a
 suggestion committed or the commented lines changed (seen on the next push), reactions
-(polled: GitHub sends no webhook for them), and silence until the PR closes (ignored).
+(polled: GitHub sends no webhook for them; one taken back is retracted), and silence
+until the PR closes (ignored).
 """
 
 from __future__ import annotations
@@ -225,13 +226,26 @@ def _contains_lines(text: str, suggestion: str) -> bool:
 
 
 def on_reactions(
-    memory: Memory, comment: dict[str, Any], reactions: Iterable[dict[str, Any]], *, bot_login: str
+    memory: Memory,
+    comment: dict[str, Any],
+    reactions: Iterable[dict[str, Any]],
+    *,
+    bot_login: str,
+    complete: bool = True,
 ) -> list[Applied]:
+    """👍/👎 on a Kaizen comment, as GitHub lists them now.
+
+    Each reaction is a signal (its id makes a repeated look harmless). A reaction that
+    counted before and is gone from a ``complete`` list was taken back (a mis-click, a
+    change of mind): it is retracted, so what a developer un-says stops teaching.
+    """
     found = parse_finding_marker(comment.get("body"))
     if found is None:
         return []
     out = []
+    present: set[str] = set()
     for reaction in reactions:
+        present.add(f"reaction:{reaction.get('id')}")
         content = reaction.get("content")
         user = (reaction.get("user") or {}).get("login")
         if content not in ("+1", "-1") or not user or user == bot_login:
@@ -246,6 +260,32 @@ def on_reactions(
                 actor=user,
             )
         )
+    if complete:
+        out += _retract_removed(memory, found.experience_id, present)
+    return out
+
+
+def _retract_removed(memory: Memory, experience_id: str, present: set[str]) -> list[Applied]:
+    """Retract the reaction signals of an experience that GitHub no longer lists."""
+    experience = memory.experiences.get(experience_id)
+    if experience is None:
+        return []
+    records = experience.extra.get("signals", [])
+    taken_back = {str(r.get("retracts")) for r in records if r.get("kind") == "retraction"}
+    gone = [
+        str(r["id"])
+        for r in records
+        if str(r.get("id", "")).startswith("reaction:")
+        and str(r["id"]) not in present
+        and str(r["id"]) not in taken_back
+    ]
+    out: list[Applied] = []
+    for signal_id in gone:
+        try:
+            result = memory.retract_signal(signal_id, experience_id)
+        except UnknownExperience:
+            return out
+        out.append(Applied(f"retract:{signal_id}", result.status))
     return out
 
 
