@@ -126,6 +126,28 @@ def test_qdrant_outage_parks_the_signal_and_a_later_sweep_applies_it_once(
     back.close()
 
 
+def test_a_reaction_taken_back_during_an_outage_is_never_applied(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    from workers.review.feedback import on_reactions
+    from workers.review.render import finding_marker
+
+    seeded = build(tmp_path, embedder)
+    exp_id = seeded.record_experience(comment("o"))
+    seeded.close()
+    down = build(tmp_path, embedder, url=f"http://127.0.0.1:{free_port()}")
+    body = "mutable default " + finding_marker(exp_id, "f" * 32)
+    assert down.apply_signal(signal(exp_id, "reaction:5")).status == "pending"  # parked
+    with pytest.raises(Exception):  # noqa: B017 - the experience store is down: retried later
+        on_reactions(down, {"body": body}, [], bot_login="kaizen[bot]")  # ana took it back
+    assert down.pending.count() == 0
+    down.close()
+    back = build(tmp_path, embedder)
+    assert back.retry_pending() == 0
+    assert back.scores.applied_count() == 0
+    back.close()
+
+
 def test_rebuild_from_experiences_equals_the_live_scores(memory: Memory) -> None:
     kinds = ["thumbs_up", "thumbs_down", "ignored", "applied", "dismissed", "addressed"]
     for i in range(30):

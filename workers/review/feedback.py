@@ -266,7 +266,15 @@ def on_reactions(
 
 
 def _retract_removed(memory: Memory, experience_id: str, present: set[str]) -> list[Applied]:
-    """Retract the reaction signals of an experience that GitHub no longer lists."""
+    """Retract the reaction signals of an experience that GitHub no longer lists; one still
+    parked from a storage outage is dropped instead of applied later."""
+    for parked in memory.pending.all():
+        if (
+            parked.experience_id == experience_id
+            and parked.id.startswith("reaction:")
+            and parked.id not in present
+        ):
+            memory.pending.done(parked.id)
     experience = memory.experiences.get(experience_id)
     if experience is None:
         return []
