@@ -106,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     feedback.add_argument("--signal", required=True, help="thumbs_up, thumbs_down, applied, ...")
     feedback.add_argument("--reason", default=None)
     feedback.add_argument("--actor", default=None)
+    feedback.add_argument(
+        "--undo",
+        action="store_true",
+        help="take back the feedback this actor gave with --signal (it stops counting)",
+    )
     feedback.set_defaults(func=_feedback)
 
     review = sub.add_parser("review", help="review a local git diff (nothing is posted)")
@@ -251,8 +256,23 @@ def _feedback(args: argparse.Namespace) -> int:
         # One person's word on one finding counts once, as one person's 👍 does on GitHub:
         # running the same command again (a retry, the shell's history) changes nothing.
         key = "\0".join((args.finding, args.signal, actor or ""))
+        signal_id = f"cli:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+        if args.undo:
+            undone = memory.retract_signal(signal_id, args.finding)
+            if undone.status == "unknown":
+                who = actor or "you"
+                print(
+                    f"kaizen feedback: {who} gave no {args.signal} on this finding",
+                    file=sys.stderr,
+                )
+                return 1
+            print(
+                f"{'retracted' if undone.status == 'applied' else 'duplicate'}:"
+                f" {experience.pattern} in {experience.repo} is now {undone.outcome}"
+            )
+            return 0
         signal = Signal(
-            id=f"cli:{hashlib.sha256(key.encode()).hexdigest()[:32]}",
+            id=signal_id,
             kind=args.signal,
             experience_id=args.finding,
             repo=experience.repo,

@@ -105,6 +105,22 @@ def test_the_same_feedback_twice_counts_once_another_person_or_signal_counts(
         memory.close()
     assert totals.n == 3  # ana's 👎, bo's 👎 and ana's 👍; not ana's repeated 👎
 
+    undo = ("feedback", "--finding", exp_id, "--signal", "thumbs_down", "--actor", "bo", "--undo")
+    taken_back = run(data, *undo)
+    assert taken_back.returncode == 0, taken_back.stderr
+    assert taken_back.stdout.startswith("retracted: llm:naming")
+    assert run(data, *undo).stdout.startswith("duplicate:")
+    never = run(data, "feedback", "--finding", exp_id, "--signal", "applied", "--undo")
+    assert never.returncode == 1
+    assert "gave no applied" in never.stderr
+    memory = build_memory(Settings(data_dir=data))
+    try:
+        assert memory.scores.totals(REPO, "llm:naming").n == 2
+    finally:
+        memory.close()
+    rebuilt = run(data, "memory", "rebuild")
+    assert "scores unchanged" in rebuilt.stdout, rebuilt.stdout
+
 
 def test_feedback_with_an_unknown_signal_or_finding_is_a_clear_error(
     seeded: tuple[Path, str],
