@@ -257,6 +257,12 @@ class Memory:
                     },
                 )
             )
+        if str(outcome) in OUTCOME_REWARD:
+            self.trajectories.attach_final_reward_for_experience(
+                experience_id, OUTCOME_REWARD[str(outcome)]
+            )
+        else:
+            self.trajectories.clear_final_reward_for_experience(experience_id)
         return ApplyResult("applied" if retracted else "duplicate", str(outcome))
 
     def _outcome_of(self, records: Iterable[Mapping[str, Any]]) -> Outcome:

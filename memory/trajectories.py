@@ -233,6 +233,16 @@ class TrajectoryStore:
             )
             return cur.rowcount
 
+    def clear_final_reward_for_experience(self, experience_id: str) -> int:
+        """Its outcome is unknown again (a 👍 taken back): the steps lose their final reward,
+        so no export trains on a verdict nobody holds any more. Returns the steps updated."""
+        with closing(self._connect()) as conn:
+            cur = conn.execute(
+                "UPDATE transitions SET final_reward = NULL WHERE experience_id = ?",
+                (experience_id,),
+            )
+            return cur.rowcount
+
     # -- reading -------------------------------------------------------------------------
 
     def get(self, trajectory_id: str) -> list[Transition]:

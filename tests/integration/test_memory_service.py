@@ -195,6 +195,9 @@ def test_outcome_attaches_the_final_reward_to_the_llm_calls(memory: Memory) -> N
     memory.apply_signal(signal(exp_id, "sig:e", kind="thumbs_down"))
     [step] = memory.trajectories.get("t1")
     assert step.final_reward == -1.0
+    memory.retract_signal("sig:e", exp_id)  # taken back: no verdict to train on
+    [step] = memory.trajectories.get("t1")
+    assert step.final_reward is None
 
 
 def test_stats_report_every_part(memory: Memory) -> None:
