@@ -327,7 +327,11 @@ def record_feedback(self: Task, delivery: Delivery) -> dict[str, Any]:
                 return {"status": "ignored", "reason": "not a reply"}
             github = ctx.github.installation(int(delivery["installation_id"]))
             parent = github.get_review_comment(repo, int(parent_id))
-            if parent is not None:
+            if parent is not None and delivery.get("action") == "deleted":
+                applied = feedback.on_reply_deleted(
+                    ctx.memory, parent, reply, bot_login=settings.bot_login
+                )
+            elif parent is not None:
                 applied = feedback.on_reply(
                     ctx.memory,
                     parent,

@@ -1164,6 +1164,33 @@ class FakeGitHub:
             comment = self._reply(repo, issue, comment_id, body, user, via_app=False)
             return self._review_comment_json(repo, comment)
 
+    def delete_review_comment(
+        self, full_name: str, number: int, comment_id: int, *, user: str
+    ) -> None:
+        """Its author deletes a reply: GitHub sends ``pull_request_review_comment.deleted``
+        with the comment as it was."""
+        with self._lock:
+            repo = self._get_repo(full_name)
+            issue = self._get_pull(repo, number)
+            comment = self._review_comments.get(comment_id)
+            if comment is None or comment.repo != full_name or comment.number != number:
+                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
+            if comment.user != user:
+                raise PermissionError(f"{user} did not write comment {comment_id}")
+            thread = self._threads[comment.thread_id]
+            if thread.comment_ids[0] == comment_id:
+                raise ValueError("only replies can be deleted here, not a thread's first comment")
+            as_it_was = self._review_comment_json(repo, comment)
+            del self._review_comments[comment_id]
+            thread.comment_ids.remove(comment_id)
+            self._emit(
+                "pull_request_review_comment",
+                "deleted",
+                repo,
+                user,
+                {"comment": as_it_was, "pull_request": self._pull_json(repo, issue, webhook=True)},
+            )
+
     def resolve_review_thread(
         self, full_name: str, number: int, comment_id: int, *, user: str
     ) -> None:

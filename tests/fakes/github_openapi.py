@@ -123,6 +123,7 @@ SENT_WEBHOOKS: tuple[str, ...] = (
     "pull-request-unlabeled",
     "pull-request-review-submitted",
     "pull-request-review-comment-created",
+    "pull-request-review-comment-deleted",
     "pull-request-review-comment-edited",
     "pull-request-review-thread-resolved",
     "pull-request-review-thread-unresolved",

@@ -266,6 +266,17 @@ def test_reply_with_a_reason_is_learned_once(stack: Stack) -> None:
     fake.wait_for(lambda: scores(stack, "llm:maintainability")[1] > before[1], timeout=60)
 
 
+def test_a_deleted_reply_stops_counting(stack: Stack) -> None:
+    fake = stack.fake
+    target = next(c for c in kaizen_comments(fake, 1) if pattern_of(c) == "llm:maintainability")
+    before = scores(stack, "llm:maintainability")
+    reply = fake.reply_to_review_comment(REPO, 1, target["id"], "/kaizen bad", user="bob")
+    fake.wait_for(lambda: scores(stack, "llm:maintainability")[1] > before[1] + 0.5, timeout=60)
+    fake.delete_review_comment(REPO, 1, reply["id"], user="bob")
+    fake.wait_for(lambda: scores(stack, "llm:maintainability")[1] < before[1] + 0.5, timeout=60)
+    assert scores(stack, "llm:maintainability")[1] == pytest.approx(before[1], abs=1e-6)
+
+
 def test_secondary_rate_limit_while_posting_is_waited_out(stack: Stack) -> None:
     fake = stack.fake
     fake.inject_secondary_rate_limit("POST", rf"/repos/{REPO}/pulls/\d+/reviews$", retry_after=1)

@@ -134,6 +134,23 @@ def on_reply(
     )
 
 
+def on_reply_deleted(
+    memory: Memory, parent: dict[str, Any], reply: dict[str, Any], *, bot_login: str
+) -> Applied | None:
+    """A reply that taught something was deleted: what it said is taken back."""
+    if (parent.get("user") or {}).get("login") != bot_login:
+        return None
+    found = parse_finding_marker(parent.get("body"))
+    if found is None:
+        return None
+    signal_id = f"reply:{reply['id']}"
+    try:
+        result = memory.retract_signal(signal_id, found.experience_id)
+    except UnknownExperience:
+        return Applied(f"retract:{signal_id}", "unknown")
+    return Applied(f"retract:{signal_id}", result.status)
+
+
 def on_thread_resolved(
     memory: Memory, thread: dict[str, Any], *, bot_login: str, actor: str | None
 ) -> Applied | None:
