@@ -448,40 +448,45 @@ class _StoreBase:
     def apply(
         self, signal_id: str, repo: str, pattern: str, alpha: float, beta: float, at: float
     ) -> bool:
-        sid = _check_text("signal id", signal_id, MAX_ID_LEN)
-        scopes = scopes_for(validate_repo(repo))
-        validate_pattern(pattern)
-        a = _check_number("alpha", alpha, high=MAX_WEIGHT)
-        b = _check_number("beta", beta, high=MAX_WEIGHT)
-        weight = self.decay_weight(at)
-        recent = self.recent_weight(at)
-        return self._apply(
-            sid, scopes, pattern, a * weight, b * weight, a, b, a * recent, b * recent, float(at)
-        )
+        return self._add(signal_id, repo, pattern, alpha, beta, at, sign=1)
 
     def retract(
         self, signal_id: str, repo: str, pattern: str, alpha: float, beta: float, at: float
     ) -> bool:
-        sid = _check_text("signal id", RETRACT_PREFIX + str(signal_id), MAX_ID_LEN)
+        return self._add(RETRACT_PREFIX + str(signal_id), repo, pattern, alpha, beta, at, sign=-1)
+
+    def _add(
+        self,
+        signal_id: str,
+        repo: str,
+        pattern: str,
+        alpha: float,
+        beta: float,
+        at: float,
+        *,
+        sign: int,
+    ) -> bool:
+        """One signal's weights, added (``sign`` 1) or taken back (-1). A retraction uses the
+        weights apply() computed for the same time, so the subtraction is exact."""
+        sid = _check_text("signal id", signal_id, MAX_ID_LEN)
         scopes = scopes_for(validate_repo(repo))
         validate_pattern(pattern)
-        a = _check_number("alpha", alpha, high=MAX_WEIGHT)
-        b = _check_number("beta", beta, high=MAX_WEIGHT)
-        # the same weights apply() computed for this signal, so the subtraction is exact
+        a = sign * _check_number("alpha", alpha, high=MAX_WEIGHT)
+        b = sign * _check_number("beta", beta, high=MAX_WEIGHT)
         weight = self.decay_weight(at)
         recent = self.recent_weight(at)
         return self._apply(
             sid,
             scopes,
             pattern,
-            -a * weight,
-            -b * weight,
-            -a,
-            -b,
-            -a * recent,
-            -b * recent,
+            a * weight,
+            b * weight,
+            a,
+            b,
+            a * recent,
+            b * recent,
             float(at),
-            dn=-1,
+            dn=sign,
         )
 
     def counts(self, scope: str, pattern: str, now: float) -> tuple[float, float]:

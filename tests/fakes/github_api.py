@@ -1123,16 +1123,7 @@ class FakeGitHub:
             raise ValueError(f"unknown reaction {content}")
         with self._lock:
             self._ensure_user(user, "User")
-            target: _IssueComment | _ReviewComment
-            if kind == "issue_comment":
-                target = self._comments[comment_id]
-            elif kind == "review_comment":
-                target = self._review_comments[comment_id]
-            else:
-                raise ValueError("kind must be 'issue_comment' or 'review_comment'")
-            if target.repo != full_name:
-                raise KeyError(f"comment {comment_id} is not in {full_name}")
-            self._react(target, user, content)
+            self._react(self._reactable(kind, full_name, comment_id), user, content)
 
     def remove_reaction(
         self, kind: str, full_name: str, comment_id: int, content: str, *, user: str
@@ -1140,15 +1131,7 @@ class FakeGitHub:
         """Take a reaction back, as its author does by clicking it again; False if ``user``
         had not reacted with ``content``. No webhook, as for adding one."""
         with self._lock:
-            target: _IssueComment | _ReviewComment
-            if kind == "issue_comment":
-                target = self._comments[comment_id]
-            elif kind == "review_comment":
-                target = self._review_comments[comment_id]
-            else:
-                raise ValueError("kind must be 'issue_comment' or 'review_comment'")
-            if target.repo != full_name:
-                raise KeyError(f"comment {comment_id} is not in {full_name}")
+            target = self._reactable(kind, full_name, comment_id)
             kept = [r for r in target.reactions if (r.user, r.content) != (user, content)]
             removed = len(kept) != len(target.reactions)
             target.reactions[:] = kept
@@ -2131,6 +2114,21 @@ class FakeGitHub:
                 self._emit_review_comment(repo, issue, comment)
             self._emit_review(repo, issue, review)
         return review
+
+    def _reactable(
+        self, kind: str, full_name: str, comment_id: int
+    ) -> _IssueComment | _ReviewComment:
+        """The comment a reaction goes on (``kind``: issue_comment or review_comment)."""
+        target: _IssueComment | _ReviewComment
+        if kind == "issue_comment":
+            target = self._comments[comment_id]
+        elif kind == "review_comment":
+            target = self._review_comments[comment_id]
+        else:
+            raise ValueError("kind must be 'issue_comment' or 'review_comment'")
+        if target.repo != full_name:
+            raise KeyError(f"comment {comment_id} is not in {full_name}")
+        return target
 
     def _react(self, target: _IssueComment | _ReviewComment, user: str, content: str) -> bool:
         """Add a reaction; False if ``user`` already reacted with ``content``."""

@@ -94,8 +94,31 @@ Sums = dict[tuple[str, str], tuple[float, float]]
 Recent = dict[tuple[str, str], tuple[float, float, float]]
 
 
-def expected() -> tuple[Sums, Recent, Counter[tuple[str, str]], int]:
-    unique = {sig[0]: sig for proc in range(PROCS) for sig in plan(proc)}
+def run_processes(fn: Any, kind: str, where: str) -> tuple[dict[int, int], float]:
+    """Start PROCS processes running ``fn`` at once; what each reported, and the time."""
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(PROCS)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=fn, args=(kind, where, p, barrier, results)) for p in range(PROCS)]
+    started = time.monotonic()
+    for p in procs:
+        p.start()
+    reported = dict(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    return reported, time.monotonic() - started
+
+
+def expected(*, shared: bool = True) -> tuple[Sums, Recent, Counter[tuple[str, str]], int]:
+    """What the stores must hold: every distinct signal once (``shared`` False: without
+    the shared ones, as after they were all taken back)."""
+    unique = {
+        sig[0]: sig
+        for proc in range(PROCS)
+        for sig in plan(proc)
+        if shared or not sig[0].startswith("shared-")
+    }
     sums: Sums = {}
     recent: Recent = {}
     counts: Counter[tuple[str, str]] = Counter()
@@ -126,20 +149,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
 
 def test_concurrent_processes_apply_every_signal_exactly_once(target: tuple[str, str]) -> None:
     kind, where = target
-    ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(PROCS)
-    results = ctx.Queue()
-    procs = [
-        ctx.Process(target=worker, args=(kind, where, p, barrier, results)) for p in range(PROCS)
-    ]
-    started = time.monotonic()
-    for p in procs:
-        p.start()
-    applied_by = dict(results.get(timeout=120) for _ in procs)
-    for p in procs:
-        p.join(timeout=30)
-        assert p.exitcode == 0
-    elapsed = time.monotonic() - started
+    applied_by, elapsed = run_processes(worker, kind, where)
 
     sums, recent, counts, distinct = expected()
     assert distinct == PROCS * PER_PROC + SHARED
@@ -160,36 +170,16 @@ def test_concurrent_processes_apply_every_signal_exactly_once(target: tuple[str,
 
 def test_concurrent_retractions_subtract_each_signal_exactly_once(target: tuple[str, str]) -> None:
     kind, where = target
-    ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(PROCS)
-    results = ctx.Queue()
-    procs = [
-        ctx.Process(target=retracting_worker, args=(kind, where, p, barrier, results))
-        for p in range(PROCS)
-    ]
-    for p in procs:
-        p.start()
-    retracted_by = dict(results.get(timeout=120) for _ in procs)
-    for p in procs:
-        p.join(timeout=30)
-        assert p.exitcode == 0
-    assert sum(retracted_by.values()) == SHARED
+    retracted_by, _ = run_processes(retracting_worker, kind, where)
+    assert sum(retracted_by.values()) == SHARED  # each taken back once, whoever won
 
-    own = {sig[0]: sig for proc in range(PROCS) for sig in plan(proc) if sig[0][0] == "p"}
-    sums: Sums = {}
-    counts: Counter[tuple[str, str]] = Counter()
-    for _, repo, pattern, alpha, beta, at in own.values():
-        weight = 2.0 ** ((at - EPOCH) / (HALF_LIFE_DAYS * DAY))
-        for scope in scopes_for(repo):
-            a, b = sums.get((scope, pattern), (0.0, 0.0))
-            sums[(scope, pattern)] = (a + alpha * weight, b + beta * weight)
-            counts[(scope, pattern)] += 1
+    sums, _, counts, distinct = expected(shared=False)
     store = _open(kind, where)
     try:
         left = {k: v for k, v in store.snapshot().items() if v != (0.0, 0.0)}
         assert left == {k: v for k, v in sums.items() if v != (0.0, 0.0)}  # exact
         for (scope, pattern), n in counts.items():
             assert store.totals(scope, pattern).n == n
-        assert store.applied_count() == PROCS * PER_PROC + 2 * SHARED  # ids and retractions
+        assert store.applied_count() == distinct + 2 * SHARED  # the ids and the retractions
     finally:
         store.close()
