@@ -190,11 +190,23 @@ def _sandbox_run(args: argparse.Namespace) -> int:
         result = sandbox.run(command, workspace=workspace, limits=limits)
     shown = {
         key: getattr(result, key)
-        for key in ("exit_code", "timed_out", "oom_killed", "duration_s", "stdout", "stderr")
+        for key in (
+            "exit_code",
+            "timed_out",
+            "oom_killed",
+            "disk_limit_exceeded",
+            "duration_s",
+            "stdout",
+            "stderr",
+        )
     }
     shown["backend"] = result.backend
     shown["output_truncated"] = result.output_truncated
+    if result.disk_limit_exceeded:
+        shown["disk_limit"] = result.details.get("disk_limit", "")
     print(json.dumps(shown, indent=2))
+    if result.disk_limit_exceeded:
+        print(f"kaizen sandbox run: killed: {shown['disk_limit']}", file=sys.stderr)
     if result.timed_out:
         return 124  # as timeout(1) does
     return result.exit_code if result.exit_code is not None else 1

@@ -26,6 +26,7 @@ import pytest
 from workers.sandbox import bwrap
 from workers.sandbox.base import SAFE_ENV, Limits, RunResult, SandboxUnavailable
 from workers.sandbox.bwrap import BwrapSandbox, bwrap_available
+from workers.sandbox.disk import MB, tree_usage
 from workers.sandbox.junit import load_junit, pytest_command
 from workers.sandbox.output import pids_of_uid
 
@@ -43,6 +44,17 @@ MEMORY_HOG = """
 chunks = []
 for _ in range(2048):
     chunks.append(b"x" * (1024 * 1024))
+print("survived")
+"""
+
+# Writes up to 512 files of 1 MB each (every one far under file_size_mb) into the
+# workspace, as fast as it can, then "survived"; ``WORKSPACE_FILES`` may lower the count.
+DISK_FILLER = """
+import os
+chunk = b"d" * (1024 * 1024)
+for n in range(int(os.environ.get("WORKSPACE_FILES", "512"))):
+    with open(f"fill-{n}.bin", "wb") as f:
+        f.write(chunk)
 print("survived")
 """
 
@@ -254,6 +266,45 @@ def test_file_size_limit(sandbox: BwrapSandbox, workspace: Path) -> None:
     )
     assert "refused File too large" in result.stdout
     assert (workspace / "big.bin").stat().st_size == 2 * 1024 * 1024
+    assert_nothing_left(result)
+
+
+def test_workspace_filler_is_killed_at_the_disk_limit(
+    sandbox: BwrapSandbox, workspace: Path
+) -> None:
+    began = time.monotonic()
+    result = python(
+        sandbox,
+        workspace,
+        DISK_FILLER,
+        Limits(timeout_s=30, memory_mb=256, pids=16, workspace_mb=32),
+    )
+    assert result.disk_limit_exceeded, result
+    assert not result.timed_out and not result.oom_killed
+    assert result.exit_code is None
+    assert "survived" not in result.stdout
+    assert time.monotonic() - began < 5
+    assert result.details["workspace_growth_mb"] > 32
+    assert "wrote more than 32 MB into its workspace" in result.details["disk_limit"]
+    # Killed within a check or two of passing the limit, not after all 512 MB.
+    assert tree_usage(workspace).bytes <= (32 + 200) * MB
+    assert_nothing_left(result)
+    # Handed back to its owner: the caller can remove it as after any run.
+    assert {p.stat().st_uid for p in workspace.iterdir()} == {os.getuid()}
+    shutil.rmtree(workspace)
+
+
+def test_writing_under_the_disk_limit_is_untouched(sandbox: BwrapSandbox, workspace: Path) -> None:
+    result = sandbox.run(
+        [PY, "-c", DISK_FILLER],
+        workspace=workspace,
+        limits=Limits(timeout_s=30, memory_mb=256, pids=16, workspace_mb=32),
+        env={"WORKSPACE_FILES": "24"},
+    )
+    assert result.exit_code == 0, result
+    assert result.stdout == "survived\n"
+    assert not result.disk_limit_exceeded
+    assert len(list(workspace.glob("fill-*.bin"))) == 24
     assert_nothing_left(result)
 
 

@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import textwrap
 import time
@@ -28,6 +29,7 @@ from typing import Any
 import pytest
 
 from workers.sandbox.base import Limits, RunResult, sandbox_env
+from workers.sandbox.disk import MB, tree_usage
 from workers.sandbox.docker import (
     LABEL,
     DockerSandbox,
@@ -225,6 +227,44 @@ def test_memory_hog_is_oom_killed(sandbox: DockerSandbox, workspace: Path) -> No
     assert r.exit_code == 137
     assert "SURVIVED" not in r.stdout
     assert not r.timed_out
+
+
+# Writes up to 512 files of 1 MB each (every one far under file_size_mb) into the
+# workspace, as fast as it can, then "SURVIVED"; ``WORKSPACE_FILES`` may lower the count.
+DISK_FILLER = """
+import os
+chunk = b"d" * (1024 * 1024)
+for n in range(int(os.environ.get("WORKSPACE_FILES", "512"))):
+    with open(f"fill-{n}.bin", "wb") as f:
+        f.write(chunk)
+print("SURVIVED")
+"""
+
+
+def test_workspace_filler_is_killed_at_the_disk_limit(
+    sandbox: DockerSandbox, workspace: Path
+) -> None:
+    start = time.monotonic()
+    r = run_py(sandbox, workspace, DISK_FILLER, memory_mb=256, workspace_mb=32)
+    assert r.disk_limit_exceeded, r
+    assert not r.timed_out and not r.oom_killed
+    assert r.exit_code is None
+    assert "SURVIVED" not in r.stdout
+    assert time.monotonic() - start < 10
+    assert r.details["workspace_growth_mb"] > 32
+    assert "wrote more than 32 MB into its workspace" in r.details["disk_limit"]
+    # The kill goes through the engine (tens of ms), still far from all 512 MB.
+    assert tree_usage(workspace).bytes <= (32 + 256) * MB
+    assert leftover_containers() == []
+    shutil.rmtree(workspace)  # the caller can remove it as after any run
+
+
+def test_writing_under_the_disk_limit_is_untouched(sandbox: DockerSandbox, workspace: Path) -> None:
+    r = run_py(sandbox, workspace, DISK_FILLER, env={"WORKSPACE_FILES": "24"}, workspace_mb=32)
+    assert r.exit_code == 0, r
+    assert r.stdout == "SURVIVED\n"
+    assert not r.disk_limit_exceeded
+    assert len(list(workspace.glob("fill-*.bin"))) == 24
 
 
 def test_endless_loop_killed_at_time_limit(sandbox: DockerSandbox, workspace: Path) -> None:

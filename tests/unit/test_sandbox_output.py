@@ -54,3 +54,43 @@ def test_at_the_deadline_the_group_is_killed() -> None:
     assert proc.returncode is not None and proc.returncode < 0
     output.drain(5)
     assert output.results()[0].text == "started\n"
+
+
+class CountingWatch:
+    """A limit that is due every ``every_s`` and says "exceeded" at its ``fire_at``-th
+    check (never, with 0)."""
+
+    def __init__(self, every_s: float, fire_at: int = 0) -> None:
+        self.every_s = every_s
+        self.fire_at = fire_at
+        self.checks = 0
+        self._due = time.monotonic() + every_s
+
+    def due_in(self) -> float:
+        return max(0.0, self._due - time.monotonic())
+
+    def check(self) -> bool:
+        self.checks += 1
+        self._due = time.monotonic() + self.every_s
+        return self.checks == self.fire_at
+
+
+def test_a_watch_that_says_exceeded_gets_the_group_killed() -> None:
+    proc = start("import time; print('started', flush=True); time.sleep(60)")
+    output = PolledOutput(proc, 1000)
+    watch = CountingWatch(0.05, fire_at=3)
+    began = time.monotonic()
+    assert output.wait(began + 30, watch) is True
+    assert watch.checks == 3
+    assert time.monotonic() - began < 5
+    assert proc.returncode is not None and proc.returncode < 0
+
+
+def test_a_watch_does_not_delay_the_end_of_a_short_run() -> None:
+    proc = start("import time; time.sleep(0.3)")
+    output = PolledOutput(proc, 1000)
+    watch = CountingWatch(10.0)
+    began = time.monotonic()
+    assert output.wait(began + 30, watch) is False
+    assert time.monotonic() - began < 2
+    assert watch.checks == 0 and proc.returncode == 0

@@ -24,6 +24,7 @@ from workers.fix.localize import (
 )
 from workers.fix.types import Patch, RefusedEdit, check_edit_path
 from workers.sandbox.base import Limits, RunResult, Sandbox
+from workers.sandbox.disk import disk_limit_text
 from workers.sandbox.junit import JUnitError, TestResult, load_junit, pytest_command
 from workers.sandbox.workspace import workspace_copy
 
@@ -50,7 +51,7 @@ class TestsOutcome:
     @property
     def ok(self) -> bool:
         """The run itself worked (it may still have failing tests)."""
-        return not self.run.timed_out and not self.report_error
+        return not (self.run.timed_out or self.run.disk_limit_exceeded or self.report_error)
 
 
 @dataclass
@@ -150,7 +151,7 @@ class TestRunner:
                 result = self.sandbox.run(
                     list(self.custom_command), workspace=workspace, limits=self.limits
                 )
-                return TestsOutcome(result, _exit_code_tests(result))
+                return TestsOutcome(result, _exit_code_tests(result, self.limits))
             return self._pytest(workspace, coverage)
 
     def _pytest(self, workspace: Path, coverage: bool) -> TestsOutcome:
@@ -170,6 +171,9 @@ class TestRunner:
             error = None if report.exists() else "pytest wrote no report (killed or crashed early)"
         except JUnitError as exc:
             tests, error = [], str(exc)
+        if result.disk_limit_exceeded:
+            # Killed mid-run: a report left behind is partial, or the suite's own forgery.
+            tests, error = [], f"{disk_limit_text(self.limits.workspace_mb)} and was stopped"
         if coverage and "No module named coverage" in result.stderr:
             return self._pytest(workspace, False)
         outcome = TestsOutcome(result, tests, error)
@@ -198,9 +202,13 @@ def _keep_coverage(data: Path, kept: Path) -> Path | None:
     return kept
 
 
-def _exit_code_tests(result: RunResult) -> list[TestResult]:
+def _exit_code_tests(result: RunResult, limits: Limits) -> list[TestResult]:
     """A configured command that is not pytest: the whole suite is one test."""
-    outcome = "passed" if result.exit_code == 0 and not result.timed_out else "failed"
+    killed = result.timed_out or result.disk_limit_exceeded
+    outcome = "passed" if result.exit_code == 0 and not killed else "failed"
+    message = result.stderr[-2000:] if outcome == "failed" else ""
+    if result.disk_limit_exceeded:
+        message = f"{disk_limit_text(limits.workspace_mb)} and was stopped.\n{message}"
     return [
         TestResult(
             nodeid="(test command)",
@@ -209,6 +217,6 @@ def _exit_code_tests(result: RunResult) -> list[TestResult]:
             file=None,
             outcome=outcome,  # type: ignore[arg-type]
             duration_s=result.duration_s,
-            message=result.stderr[-2000:] if outcome == "failed" else "",
+            message=message,
         )
     ]

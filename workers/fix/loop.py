@@ -48,6 +48,7 @@ from workers.fix.testcmd import TestCommand, detect_test_command
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
 from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
+from workers.sandbox.disk import disk_limit_text
 from workers.sandbox.tests_step import run_install
 from workers.sandbox.workspace import workspace_copy
 
@@ -257,12 +258,13 @@ class FixLoop:
         """Run ``fix.install_command`` in ``workspace``; why it failed, or ``None``. A failed
         install ends the fix: tests without their dependencies tell nothing about a patch."""
         self.progress(f"Installing dependencies: `{command}`.")
+        limits = Limits(timeout_s=self.budget.run_timeout_s)
         try:
             run = run_install(
                 self.sandbox,
                 workspace,
                 ["sh", "-c", command],
-                limits=Limits(timeout_s=self.budget.run_timeout_s),
+                limits=limits,
                 allow_network=allow_network,
             )
         except SandboxUnavailable as exc:
@@ -271,12 +273,13 @@ class FixLoop:
                 "repository, or run Kaizen where the sandbox can give the install its own "
                 "network."
             )
-        if run.timed_out or run.exit_code != 0:
-            how = (
-                f"did not finish within {self.budget.run_timeout_s:.0f} s"
-                if run.timed_out
-                else f"failed (exit code {run.exit_code})"
-            )
+        if run.timed_out or run.disk_limit_exceeded or run.exit_code != 0:
+            if run.timed_out:
+                how = f"did not finish within {self.budget.run_timeout_s:.0f} s"
+            elif run.disk_limit_exceeded:
+                how = f"was stopped: {disk_limit_text(limits.workspace_mb)}"
+            else:
+                how = f"failed (exit code {run.exit_code})"
             offline = (
                 "" if allow_network else " It ran without network (`fix.allow_network_install`)."
             )
@@ -340,6 +343,12 @@ class FixLoop:
                 f"The test suite did not finish within {self.budget.run_timeout_s:.0f} s in the "
                 "sandbox (a hanging test?), so fixes cannot be checked.",
                 baseline_failed=sorted(baseline.failed),
+            )
+        if baseline.run.disk_limit_exceeded:
+            return FixResult(
+                False,
+                "The test suite was stopped in the sandbox: "
+                f"{disk_limit_text(runner.limits.workspace_mb)}, so fixes cannot be checked.",
             )
         if baseline.report_error and not baseline.tests:
             tail = (baseline.run.stderr or baseline.run.stdout)[-800:]

@@ -23,6 +23,9 @@ class Limits:
     cpus: float = 1.0
     pids: int = 256
     file_size_mb: int = 512
+    # What the run may add to its workspace in all (RLIMIT_FSIZE bounds single files
+    # only); past it the run is killed (see workers/sandbox/disk.py).
+    workspace_mb: int = 2048
     output_bytes: int = DEFAULT_OUTPUT_LIMIT
     network: bool = False  # only an install phase the repo's config allows may set this
 
@@ -35,6 +38,9 @@ class RunResult:
     duration_s: float
     timed_out: bool = False
     oom_killed: bool = False
+    # Killed for adding more than ``limits.workspace_mb`` to its workspace (exit_code is
+    # then None, as after a timeout); ``details["disk_limit"]`` says how much it wrote.
+    disk_limit_exceeded: bool = False
     output_truncated: bool = False
     backend: str = ""
     details: dict[str, Any] = field(default_factory=dict)

@@ -67,6 +67,11 @@ How one run is put together (all as argv, no shell string is built from input)::
 * **Time.** At ``timeout_s`` the whole process group is SIGKILLed; the outer bwrap dying
   takes the namespace's pid 1 with it (``--die-with-parent``), which kills everything in
   the pid namespace. A sweep of the run's cgroup and uid then makes sure nothing is left.
+* **Disk.** RLIMIT_FSIZE bounds each file; a run that adds more than
+  ``limits.workspace_mb`` to its workspace in all is killed the same way
+  (``disk_limit_exceeded``). The waiting thread checks it between reads
+  (``disk.DiskWatch``: a statvfs every 20-250 ms, a walk of the workspace only when the
+  filesystem lost that much), so no thread is started and a short run waits for nothing.
 * **Output.** stdout/stderr are drained by the waiting thread in one poll loop with the
   exit pidfd (``output.PolledOutput``; reader threads cost a short run more than they
   save), at most ``limits.output_bytes`` each is kept, the rest is only counted.
@@ -107,6 +112,7 @@ from workers.sandbox.base import (
     checked_run_args,
     sandbox_env,
 )
+from workers.sandbox.disk import DiskWatch
 from workers.sandbox.output import (
     PolledOutput,
     kill_process_group,
@@ -952,7 +958,8 @@ class BwrapSandbox:
             argv, setup, rlimits = self._argv(
                 command, full_env, limits, uid, workspace, stage, cgroups, exposed, hidden
             )
-            result = self._execute(argv, setup, limits, slot)
+            disk = DiskWatch(workspace, limits.workspace_mb)
+            result = self._execute(argv, setup, limits, slot, disk)
             result.details.update(
                 {
                     "uid": uid,
@@ -1018,7 +1025,7 @@ class BwrapSandbox:
         return argv, setup, rlimits
 
     def _execute(
-        self, argv: list[str], setup: _ChildSetup, limits: Limits, slot: _Slot
+        self, argv: list[str], setup: _ChildSetup, limits: Limits, slot: _Slot, disk: DiskWatch
     ) -> RunResult:
         started = time.monotonic()
         deadline = started + limits.timeout_s
@@ -1115,12 +1122,13 @@ class BwrapSandbox:
                     f"bwrap sandbox setup failed: {failure}" + (f": {detail}" if detail else "")
                 )
             try:
-                timed_out = output.wait(deadline)
+                killed = output.wait(deadline, disk)
             except BaseException:
                 self._kill_all(proc, uid, cgroups, init_fds)
                 raise
-            if timed_out:
+            if killed:
                 self._kill_all(proc, uid, cgroups, init_fds)
+            timed_out = killed and not disk.exceeded
             duration = time.monotonic() - started
             # After a normal end nothing should remain (pid 1 of the namespace is gone); make
             # sure, so the pipes are never held open by a straggler.
@@ -1130,7 +1138,7 @@ class BwrapSandbox:
 
             returncode = proc.returncode
             exit_code: int | None
-            if timed_out:
+            if killed:
                 exit_code = None
             elif returncode is not None and returncode < 0:
                 exit_code = 128 - returncode
@@ -1150,6 +1158,7 @@ class BwrapSandbox:
                 "stderr_bytes": err.total_bytes,
                 "setup": "forked child" if in_child else "helper programs",
                 "cgroups_joined": "at birth" if slot.joined else "moved",
+                **disk.details(),
             }
             if exit_code is not None and exit_code > 128:
                 with contextlib.suppress(ValueError):
@@ -1164,6 +1173,7 @@ class BwrapSandbox:
                 duration_s=duration,
                 timed_out=timed_out,
                 oom_killed=oom,
+                disk_limit_exceeded=disk.exceeded,
                 output_truncated=out.truncated or err.truncated,
                 backend=NAME,
                 details=details,

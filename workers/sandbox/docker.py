@@ -16,6 +16,11 @@ built by ``deploy/sandbox/build-base.sh``) with:
   container before starting it and read stdout/stderr off that socket, keeping at most
   ``limits.output_bytes`` per stream and only counting the rest.
 
+A watchdog thread kills the container when the run has added more than
+``limits.workspace_mb`` to the workspace (``disk_limit_exceeded``; see
+:mod:`workers.sandbox.disk`): the bind mount is a host directory, and ``RLIMIT_FSIZE``
+bounds single files only.
+
 The container is killed at the time limit and always removed (``remove(force=True)`` in
 a ``finally``). Containers carry the label ``kaizen.sandbox=1`` (and a ``kaizen-sandbox-``
 name) so leftovers from a crashed worker can be found: see :func:`prune_leftovers`.
@@ -26,11 +31,12 @@ The daemon must be local: the workspace is a bind mount of a host path.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +55,8 @@ from workers.sandbox.base import (
     checked_run_args,
     sandbox_env,
 )
-from workers.sandbox.output import CappedOutput, decode_output
+from workers.sandbox.disk import DiskWatch
+from workers.sandbox.output import CappedOutput, RunWatch, decode_output
 
 DEFAULT_IMAGE = "kaizen-sandbox:latest"
 LABEL = "kaizen.sandbox"
@@ -209,6 +216,37 @@ class _DemuxCapture(threading.Thread):
         return out, err
 
 
+class _Watchdog(threading.Thread):
+    """Calls ``kill`` once ``watch`` says the run exceeded its limit, checking when it
+    asks to be; :meth:`stop` ends it (the container is gone or going anyway). A thread
+    beside ``container.wait``, which blocks on the engine's answer."""
+
+    def __init__(self, watch: RunWatch, kill: Callable[[], None]) -> None:
+        super().__init__(name="docker-sandbox-watchdog", daemon=True)
+        self._watch = watch
+        self._kill = kill
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self._stopped.wait(self._watch.due_in()):
+            if self._watch.check():
+                self._kill()
+                return
+
+    def stop(self) -> None:
+        """End the thread and wait for it, so what the watch says is final."""
+        self._stopped.set()
+        self.join()
+
+
+def _kill_quietly(container: Any) -> None:
+    """Kill ``container``; one that already stopped (or is being removed) is fine."""
+    with contextlib.suppress(
+        docker.errors.NotFound, docker.errors.APIError, requests.exceptions.RequestException
+    ):
+        container.kill()
+
+
 def _disable_timeout(sock: Any) -> None:
     """The attach socket inherits the client's API timeout; a quiet test must not end
     the read, so reads block until data or EOF (the run's own deadline ends it)."""
@@ -315,6 +353,7 @@ class DockerSandbox:
         command, workspace = checked_run_args(command, workspace)
         sandbox_env(env)  # refuse credentials before touching anything
         user = _prepare_workspace(workspace)
+        disk = DiskWatch(workspace, limits.workspace_mb)
         name = f"kaizen-sandbox-{uuid.uuid4().hex[:16]}"
         config = self.container_config(
             command, workspace=workspace, limits=limits, env=env, user=user, name=name
@@ -324,6 +363,7 @@ class DockerSandbox:
         container_id: str | None = None
         sock: Any = None
         reader: _DemuxCapture | None = None
+        watchdog: _Watchdog | None = None
         timed_out = False
         exit_code: int | None = None
         oom_killed = False
@@ -348,6 +388,8 @@ class DockerSandbox:
             reader.start()
             started = time.monotonic()
             container.start()
+            watchdog = _Watchdog(disk, functools.partial(_kill_quietly, container))
+            watchdog.start()
             try:
                 status = container.wait(timeout=max(0.001, limits.timeout_s))
                 exit_code = status.get("StatusCode")
@@ -357,13 +399,13 @@ class DockerSandbox:
                 if time.monotonic() - started < limits.timeout_s:
                     raise  # the engine went away; not our time limit
                 timed_out = True
-                with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-                    container.kill()
+                _kill_quietly(container)
                 with contextlib.suppress(
                     docker.errors.DockerException, requests.exceptions.RequestException
                 ):
                     exit_code = container.wait(timeout=30).get("StatusCode")
             duration = time.monotonic() - started
+            watchdog.stop()
             reader.join(DRAIN_GRACE_S)
             if reader.is_alive():
                 details["output_incomplete"] = True
@@ -374,6 +416,8 @@ class DockerSandbox:
                 if state.get("Error"):
                     details["state_error"] = state["Error"]
         finally:
+            if watchdog is not None:
+                watchdog.stop()
             if sock is not None:
                 _close_socket(sock)
             if reader is not None:
@@ -386,7 +430,10 @@ class DockerSandbox:
         out, err = reader.snapshot()
         details["stdout_bytes"] = out.total_bytes
         details["stderr_bytes"] = err.total_bytes
-        if timed_out:
+        details.update(disk.details())
+        if disk.exceeded:
+            timed_out = False  # the watchdog's kill came first: that is why it ended
+        if timed_out or disk.exceeded:
             exit_code = None
         return RunResult(
             exit_code=exit_code,
@@ -395,6 +442,7 @@ class DockerSandbox:
             duration_s=duration,
             timed_out=timed_out,
             oom_killed=oom_killed,
+            disk_limit_exceeded=disk.exceeded,
             output_truncated=out.truncated or err.truncated,
             backend=self.name,
             details=details,

@@ -19,7 +19,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import IO, NamedTuple
+from typing import IO, NamedTuple, Protocol
 
 CHUNK_SIZE = 64 * 1024
 
@@ -111,6 +111,19 @@ def start_capped_readers(
     return out, err
 
 
+class RunWatch(Protocol):
+    """A limit checked while a run is waited for (see :meth:`PolledOutput.wait`), e.g.
+    :class:`workers.sandbox.disk.DiskWatch`."""
+
+    def due_in(self) -> float:
+        """Seconds until :meth:`check` should be called next (0: now)."""
+        ...
+
+    def check(self) -> bool:
+        """True if the run exceeded the limit and must be killed."""
+        ...
+
+
 class PolledOutput:
     """stdout and stderr of ``proc`` drained by the thread that waits for it, in one poll
     loop with a pidfd, instead of by two :class:`CappedReader` threads.
@@ -162,9 +175,12 @@ class PolledOutput:
                 other.append(fd)
         return other
 
-    def wait(self, deadline: float) -> bool:
-        """Drain while waiting for the process; at ``deadline`` (monotonic) SIGKILL its
-        process group. True if it timed out. A pidfd wakes us the moment it ends."""
+    def wait(self, deadline: float, watch: RunWatch | None = None) -> bool:
+        """Drain while waiting for the process; at ``deadline`` (monotonic), or when
+        ``watch.check()`` says a limit is exceeded, SIGKILL its process group. True if it
+        was killed (``watch`` knows whether it was by it). A pidfd wakes us the moment
+        the process ends, so a watch costs a short run nothing: it only shortens polls.
+        Checks run in this thread, between reads: no thread is started for them."""
         proc = self._proc
         try:
             pidfd = os.pidfd_open(proc.pid)
@@ -174,17 +190,29 @@ class PolledOutput:
             self._poll.register(pidfd, select.POLLIN)
         try:
             while proc.poll() is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                timeout = self._until_next(deadline, watch)
+                if timeout <= 0:
                     kill_process_group(proc)
                     proc.wait()
                     return True
-                self._poll_once(remaining if pidfd >= 0 else min(remaining, 0.01))
+                self._poll_once(timeout if pidfd >= 0 else min(timeout, 0.01))
             return False
         finally:
             if pidfd >= 0:
                 self._poll.unregister(pidfd)
                 os.close(pidfd)
+
+    @staticmethod
+    def _until_next(deadline: float, watch: RunWatch | None) -> float:
+        """How long the next poll may block: until the deadline or the watch's next
+        check, whichever comes first. 0 or less: kill now (the deadline has passed, or
+        the check that was due just said so)."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or watch is None:
+            return remaining
+        if watch.due_in() <= 0 and watch.check():
+            return 0.0
+        return min(remaining, watch.due_in())
 
     def drain(self, timeout_s: float) -> None:
         """Read until both streams are at EOF (everything holding them is gone), for at

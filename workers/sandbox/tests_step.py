@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workers.sandbox.base import Limits, RunResult, Sandbox
+from workers.sandbox.disk import disk_limit_text
 from workers.sandbox.junit import JUnitError, TestResult, load_junit, pytest_command
 
 REPORT = ".kaizen-junit.xml"
@@ -59,6 +60,9 @@ def run_pytest(
         error = None if report.exists() else "pytest wrote no report (killed or crashed early)"
     except JUnitError as exc:
         tests, error = [], str(exc)
+    if result.disk_limit_exceeded:
+        # Killed mid-run: a report left behind is partial, or the suite's own forgery.
+        tests, error = [], f"{disk_limit_text(limits.workspace_mb)} and was stopped"
     return TestRun(result, tests, error)
 
 
