@@ -245,6 +245,34 @@ def test_the_install_command_prepares_the_tests_and_never_touches_the_clone(
     assert not (checkout / ".git" / "hooks" / "pre-commit").exists()
 
 
+def test_the_install_may_write_more_than_a_test_run_but_not_without_bound(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    install = "mkdir -p .deps && dd if=/dev/zero of=.deps/blob bs=1M count=24 status=none"
+    small = FixBudget(max_sandbox_runs=2, workspace_mb=8, install_workspace_mb=64)
+    result = FixLoop(sandbox=sandbox, memory=None, budget=small).run(
+        repo="octo-org/shop",
+        issue_id="22",
+        issue_text=ISSUE,
+        checkout=checkout,
+        install_command=install,
+    )
+    assert "Installing" not in result.message and "stopped" not in result.message
+    assert result.sandbox_runs >= 2  # the install went through and the baseline ran
+
+    tight = FixBudget(max_sandbox_runs=2, install_workspace_mb=8)
+    stopped = FixLoop(sandbox=sandbox, memory=None, budget=tight).run(
+        repo="octo-org/shop",
+        issue_id="23",
+        issue_text=ISSUE,
+        checkout=checkout,
+        install_command=install.replace("count=24", "count=512"),
+    )
+    assert not stopped.fixed
+    assert "wrote more than 8 MB into its workspace" in stopped.message, stopped.message
+    assert stopped.sandbox_runs == 1
+
+
 def test_a_failing_install_command_stops_the_fix_with_what_it_printed(
     sandbox: Sandbox, checkout: Path
 ) -> None:

@@ -62,6 +62,10 @@ SKILL_BOOST = 2.0
 # embedder, but another repository's unrelated bug 0.25-0.47, and boosting those
 # operators pushed the right candidate at the top suspect past the run budget.
 SKILL_MIN_SIMILARITY = 0.6
+# What the install step may add to the workspace: dependencies land there (the sandbox's
+# root is read-only), and a virtualenv with a CUDA build of torch takes several GB. Test
+# runs keep the sandbox's default (``Limits.workspace_mb``).
+INSTALL_WORKSPACE_MB = 12_288
 PYTHON_EXCLUDES = (".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist")
 
 
@@ -71,6 +75,8 @@ class FixBudget:
     max_sandbox_runs: int = 40  # candidate evaluations, all policies together
     time_limit_s: float = 600.0
     run_timeout_s: float = 120.0
+    workspace_mb: int = Limits().workspace_mb  # what one test run may add to its workspace
+    install_workspace_mb: int = INSTALL_WORKSPACE_MB  # what the install step may add
 
 
 @dataclass
@@ -258,7 +264,9 @@ class FixLoop:
         """Run ``fix.install_command`` in ``workspace``; why it failed, or ``None``. A failed
         install ends the fix: tests without their dependencies tell nothing about a patch."""
         self.progress(f"Installing dependencies: `{command}`.")
-        limits = Limits(timeout_s=self.budget.run_timeout_s)
+        limits = Limits(
+            timeout_s=self.budget.run_timeout_s, workspace_mb=self.budget.install_workspace_mb
+        )
         try:
             run = run_install(
                 self.sandbox,
@@ -315,7 +323,7 @@ class FixLoop:
         argv = command.argv
         if not (len(argv) >= 3 and argv[1:3] == ["-m", "pytest"]):
             custom = argv
-        limits = Limits(timeout_s=self.budget.run_timeout_s)
+        limits = Limits(timeout_s=self.budget.run_timeout_s, workspace_mb=self.budget.workspace_mb)
         return TestRunner(
             self.sandbox,
             checkout,
