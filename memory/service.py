@@ -45,11 +45,14 @@ OUTCOME_REWARD: Mapping[str, float] = {
 }
 
 
-def _counts(record: Mapping[str, Any], taken_back: set[str]) -> bool:
-    """Whether a signal record on an experience still speaks (not a retraction, not
-    taken back)."""
-    rid = str(record.get("id"))
-    return record.get("kind") != "retraction" and rid not in taken_back
+def standing_signals(experience: Experience) -> list[dict[str, Any]]:
+    """The signal records on an experience that still speak: neither a retraction nor
+    taken back by one."""
+    records = [dict(r) for r in experience.extra.get("signals", [])]
+    taken_back = {str(r.get("retracts")) for r in records if r.get("kind") == "retraction"}
+    return [
+        r for r in records if r.get("kind") != "retraction" and str(r.get("id")) not in taken_back
+    ]
 
 
 class UnknownExperience(LookupError):
@@ -213,13 +216,14 @@ class Memory:
         current = self.experiences.get(experience_id)
         if current is None:
             raise UnknownExperience(f"no finding or fix with id {experience_id} in memory")
-        records = [dict(r) for r in current.extra.get("signals", [])]
+        records = current.extra.get("signals", [])
         original = next((r for r in records if str(r.get("id")) == signal_id), None)
         if original is None or signal_id.startswith(RETRACT_PREFIX):
             return ApplyResult("unknown", str(current.outcome))
         rid = RETRACT_PREFIX + signal_id
-        taken_back = {str(r.get("retracts")) for r in records if r.get("kind") == "retraction"}
-        outcome = self._outcome_of(r for r in records if _counts(r, taken_back | {signal_id}))
+        outcome = self._outcome_of(
+            r for r in standing_signals(current) if str(r.get("id")) != signal_id
+        )
         alpha, beta, at = float(original["alpha"]), float(original["beta"]), float(original["at"])
         record = {
             "id": rid,

@@ -25,10 +25,9 @@ from workers.fix.localize import (
 from workers.fix.types import Patch, RefusedEdit, check_edit_path
 from workers.sandbox.base import Limits, RunResult, Sandbox
 from workers.sandbox.disk import disk_limit_text
-from workers.sandbox.junit import JUnitError, TestResult, load_junit, pytest_command
+from workers.sandbox.junit import TestResult, pytest_command
+from workers.sandbox.tests_step import REPORT, read_report
 from workers.sandbox.workspace import workspace_copy
-
-REPORT = ".kaizen-junit.xml"
 
 
 @dataclass
@@ -166,14 +165,7 @@ class TestRunner:
             write_coverage_rc(workspace)
             command = with_coverage(command)
         result = self.sandbox.run(command, workspace=workspace, limits=self.limits)
-        try:
-            tests = load_junit(report) if report.exists() else []
-            error = None if report.exists() else "pytest wrote no report (killed or crashed early)"
-        except JUnitError as exc:
-            tests, error = [], str(exc)
-        if result.disk_limit_exceeded:
-            # Killed mid-run: a report left behind is partial, or the suite's own forgery.
-            tests, error = [], f"{disk_limit_text(self.limits.workspace_mb)} and was stopped"
+        tests, error = read_report(report, result, self.limits)
         if coverage and "No module named coverage" in result.stderr:
             return self._pytest(workspace, False)
         outcome = TestsOutcome(result, tests, error)

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from memory.service import Memory, UnknownExperience
+from memory.scores import RETRACT_PREFIX
+from memory.service import Memory, UnknownExperience, standing_signals
 from memory.types import Outcome, Signal
 from workers.review.render import parse_finding_marker
 
@@ -147,8 +148,8 @@ def on_reply_deleted(
     try:
         result = memory.retract_signal(signal_id, found.experience_id)
     except UnknownExperience:
-        return Applied(f"retract:{signal_id}", "unknown")
-    return Applied(f"retract:{signal_id}", result.status)
+        return Applied(RETRACT_PREFIX + signal_id, "unknown")
+    return Applied(RETRACT_PREFIX + signal_id, result.status)
 
 
 def on_thread_resolved(
@@ -295,14 +296,10 @@ def _retract_removed(memory: Memory, experience_id: str, present: set[str]) -> l
     experience = memory.experiences.get(experience_id)
     if experience is None:
         return []
-    records = experience.extra.get("signals", [])
-    taken_back = {str(r.get("retracts")) for r in records if r.get("kind") == "retraction"}
     gone = [
         str(r["id"])
-        for r in records
-        if str(r.get("id", "")).startswith("reaction:")
-        and str(r["id"]) not in present
-        and str(r["id"]) not in taken_back
+        for r in standing_signals(experience)
+        if str(r.get("id", "")).startswith("reaction:") and str(r["id"]) not in present
     ]
     out: list[Applied] = []
     for signal_id in gone:
@@ -310,7 +307,7 @@ def _retract_removed(memory: Memory, experience_id: str, present: set[str]) -> l
             result = memory.retract_signal(signal_id, experience_id)
         except UnknownExperience:
             return out
-        out.append(Applied(f"retract:{signal_id}", result.status))
+        out.append(Applied(RETRACT_PREFIX + signal_id, result.status))
     return out
 
 

@@ -55,15 +55,23 @@ def run_pytest(
         has_pytest_timeout=True if sandbox.name == "docker" else None,
     )
     result = sandbox.run(command, workspace=workspace, limits=limits, env=env)
-    try:
-        tests = load_junit(report) if report.exists() else []
-        error = None if report.exists() else "pytest wrote no report (killed or crashed early)"
-    except JUnitError as exc:
-        tests, error = [], str(exc)
+    tests, error = read_report(report, result, limits)
+    return TestRun(result, tests, error)
+
+
+def read_report(
+    report: Path, result: RunResult, limits: Limits
+) -> tuple[list[TestResult], str | None]:
+    """The tests a pytest run's JUnit report lists, or why there are none."""
     if result.disk_limit_exceeded:
         # Killed mid-run: a report left behind is partial, or the suite's own forgery.
-        tests, error = [], f"{disk_limit_text(limits.workspace_mb)} and was stopped"
-    return TestRun(result, tests, error)
+        return [], f"{disk_limit_text(limits.workspace_mb)} and was stopped"
+    if not report.exists():
+        return [], "pytest wrote no report (killed or crashed early)"
+    try:
+        return load_junit(report), None
+    except JUnitError as exc:
+        return [], str(exc)
 
 
 def run_install(
