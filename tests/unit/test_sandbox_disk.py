@@ -90,24 +90,7 @@ class FakeDisk:
 
 
 def watch_on(ws: Path, fake: FakeDisk, limit_mb: int) -> DiskWatch:
-    """A watch as a backend starts one: made, then its first check (due at once) as the
-    run begins, which records what the workspace holds."""
-    watch = DiskWatch(ws, limit_mb, clock=fake.clock, free=fake.free_of)
-    assert watch.due_in() == 0.0
-    assert watch.check() is False
-    return watch
-
-
-def test_the_workspace_is_first_measured_by_the_first_check_not_before_the_run(
-    tmp_path: Path,
-) -> None:
-    write(tmp_path / "repo.bin", 8)
-    fake = FakeDisk(100_000 * MB)
-    watch = DiskWatch(tmp_path, 4, clock=fake.clock, free=fake.free_of)
-    assert watch.due_in() == 0.0  # the walk overlaps the run's start
-    assert watch.check() is False
-    assert watch.walks == 0 and watch.details() == {}  # a baseline, not a measurement
-    assert watch.due_in() == pytest.approx(MIN_CHECK_S)
+    return DiskWatch(ws, limit_mb, clock=fake.clock, free=fake.free_of)
 
 
 def test_checks_are_rare_with_room_and_frequent_near_the_limit(tmp_path: Path) -> None:

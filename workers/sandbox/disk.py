@@ -113,14 +113,9 @@ def disk_limit_text(limit_mb: int) -> str:
 
 class DiskWatch:
     """The workspace limit of one run: made just before the run starts (it records the
-    filesystem's free space), :meth:`check` called when :meth:`due_in` says so until the
-    run ends; once it returns True the run must be killed and :attr:`exceeded` stays set.
-
-    The first check is due at once and measures what the workspace holds (its
-    baseline), so that walk overlaps the start of the run instead of delaying it (a
-    repository of 1,000 files takes about 5 ms, one of 20,000 about 100 ms, on every
-    run). What the run writes before that first check, while its sandbox is still being
-    set up, is not counted against it.
+    filesystem's free space and the workspace's size then), :meth:`check` called when
+    :meth:`due_in` says so until the run ends; once it returns True the run must be
+    killed and :attr:`exceeded` stays set.
 
     ``clock`` and ``free`` (the filesystem's free bytes for a path) are the real ones
     unless a test needs to play other runs filling the filesystem."""
@@ -142,10 +137,10 @@ class DiskWatch:
         self._clock = clock
         self._free = free
         self._start_free = free(workspace)
-        self._baseline: int | None = None  # what the workspace held: the first check
+        self._baseline = tree_usage(workspace).bytes
         self._ref_free = self._start_free  # free space at the last measurement
         self._no_walk_until = 0.0
-        self._due = clock()
+        self._due = clock() + self._pause(self.limit_bytes)
 
     def due_in(self) -> float:
         """Seconds until the next :meth:`check` (0 if it is due)."""
@@ -161,10 +156,6 @@ class DiskWatch:
             free = self._free(self.workspace)
         except OSError:
             self._due = now + CHECK_INTERVAL_S
-            return False
-        if self._baseline is None:
-            self._take_baseline(free)
-            self._due = now + self._pause(self.limit_bytes)
             return False
         headroom = self._headroom(free)
         running_out = free < FREE_RESERVE_BYTES and free < self._ref_free
@@ -198,21 +189,13 @@ class DiskWatch:
         measurement plus the space lost since), before it must be measured."""
         return self.limit_bytes - self.growth_bytes - (self._ref_free - free)
 
-    def _take_baseline(self, free: int) -> None:
-        """What the workspace holds as the run starts; growth counts from here."""
-        began = self._clock()
-        self._baseline = tree_usage(self.workspace).bytes
-        self._ref_free = free
-        took = self._clock() - began
-        self._no_walk_until = began + took * (1 + WALK_PAUSE_FACTOR)
-
     def _measure(self, free: int) -> None:
         """Walk the workspace. Directories the walk cannot read (a run as our own uid
         may chmod 000 one) hide their contents: then the filesystem's loss since the
         start, an upper bound, stands in for the growth."""
         began = self._clock()
         usage = tree_usage(self.workspace)
-        growth = usage.bytes - (self._baseline or 0)
+        growth = usage.bytes - self._baseline
         if usage.unreadable_dirs:
             growth = max(growth, self._start_free - free)
         self.growth_bytes = growth
