@@ -51,8 +51,8 @@ def route(event: str, payload: dict[str, Any], *, app_slug: str) -> Decision:
             ):
                 return Route("kaizen.record_feedback", "feedback")
             return Ignore("review comment is not a reply or command")
-        if action == "deleted" and (payload.get("comment") or {}).get("in_reply_to_id"):
-            return Route("kaizen.record_feedback", "feedback")  # a reply's word taken back
+        if action in ("edited", "deleted") and (payload.get("comment") or {}).get("in_reply_to_id"):
+            return Route("kaizen.record_feedback", "feedback")  # a reply's word changed or gone
         return Ignore(f"pull_request_review_comment.{action} is not used")
     if event == "pull_request_review_thread":
         if action in ("resolved", "unresolved"):

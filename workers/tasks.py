@@ -313,7 +313,8 @@ def fix_issue(self: Task, delivery: Delivery) -> dict[str, Any]:
 
 @shared_task(bind=True, name="kaizen.record_feedback")
 def record_feedback(self: Task, delivery: Delivery) -> dict[str, Any]:
-    """Replies to and resolved threads of Kaizen's comments become signals."""
+    """Replies to Kaizen's comments (and their edits and deletions), resolved and reopened
+    threads become signals, or take back the ones they gave."""
     ctx = _context(self)
     settings = ctx.settings
     with _delivery_context(delivery):
@@ -327,9 +328,18 @@ def record_feedback(self: Task, delivery: Delivery) -> dict[str, Any]:
                 return {"status": "ignored", "reason": "not a reply"}
             github = ctx.github.installation(int(delivery["installation_id"]))
             parent = github.get_review_comment(repo, int(parent_id))
-            if parent is not None and delivery.get("action") == "deleted":
+            action = delivery.get("action")
+            if parent is not None and action == "deleted":
                 applied = feedback.on_reply_deleted(
                     ctx.memory, parent, reply, bot_login=settings.bot_login
+                )
+            elif parent is not None and action == "edited":
+                applied = feedback.on_reply_edited(
+                    ctx.memory,
+                    parent,
+                    reply,
+                    bot_login=settings.bot_login,
+                    app_slug=settings.app_slug,
                 )
             elif parent is not None:
                 applied = feedback.on_reply(
@@ -352,6 +362,11 @@ def record_feedback(self: Task, delivery: Delivery) -> dict[str, Any]:
                 payload.get("thread") or {},
                 bot_login=settings.bot_login,
                 actor=(payload.get("sender") or {}).get("login"),
+                delivery_id=str(delivery["id"]),
+            )
+        elif event == "pull_request_review_thread" and delivery.get("action") == "unresolved":
+            applied = feedback.on_thread_unresolved(
+                ctx.memory, payload.get("thread") or {}, bot_login=settings.bot_login
             )
         if applied is None:
             return {"status": "ignored", "reason": "not feedback on a Kaizen comment"}

@@ -1147,6 +1147,35 @@ class FakeGitHub:
             comment = self._reply(repo, issue, comment_id, body, user, via_app=False)
             return self._review_comment_json(repo, comment)
 
+    def edit_review_comment(
+        self, full_name: str, number: int, comment_id: int, body: str, *, user: str
+    ) -> dict[str, Any]:
+        """Its author edits a review comment: GitHub sends ``pull_request_review_comment.edited``
+        with the old body under ``changes``."""
+        with self._lock:
+            repo = self._get_repo(full_name)
+            issue = self._get_pull(repo, number)
+            comment = self._review_comments.get(comment_id)
+            if comment is None or comment.repo != full_name or comment.number != number:
+                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
+            if comment.user != user:
+                raise PermissionError(f"{user} did not write comment {comment_id}")
+            old = comment.body
+            comment.body = body
+            comment.updated_at = _iso()
+            self._emit(
+                "pull_request_review_comment",
+                "edited",
+                repo,
+                user,
+                {
+                    "changes": {"body": {"from": old}},
+                    "comment": self._review_comment_json(repo, comment, True),
+                    "pull_request": self._pull_json(repo, issue, webhook=True),
+                },
+            )
+            return self._review_comment_json(repo, comment)
+
     def delete_review_comment(
         self, full_name: str, number: int, comment_id: int, *, user: str
     ) -> None:

@@ -277,6 +277,21 @@ def test_a_deleted_reply_stops_counting(stack: Stack) -> None:
     assert scores(stack, "llm:maintainability")[1] == pytest.approx(before[1], abs=1e-6)
 
 
+def test_an_edited_reply_counts_its_new_words_instead(stack: Stack) -> None:
+    fake = stack.fake
+    target = next(c for c in kaizen_comments(fake, 1) if pattern_of(c) == "llm:maintainability")
+    before = scores(stack, "llm:maintainability")
+    reply = fake.reply_to_review_comment(REPO, 1, target["id"], "/kaizen good", user="carol")
+    fake.wait_for(lambda: scores(stack, "llm:maintainability")[0] > before[0] + 0.5, timeout=60)
+    fake.edit_review_comment(
+        REPO, 1, reply["id"], "/kaizen bad not in generated code", user="carol"
+    )
+    fake.wait_for(lambda: scores(stack, "llm:maintainability")[1] > before[1] + 0.5, timeout=60)
+    after = scores(stack, "llm:maintainability")
+    assert after[0] == pytest.approx(before[0], abs=1e-6)  # the 👍 it said first is gone
+    assert after[1] == pytest.approx(before[1] + 1.0, abs=1e-3)
+
+
 def test_secondary_rate_limit_while_posting_is_waited_out(stack: Stack) -> None:
     fake = stack.fake
     fake.inject_secondary_rate_limit("POST", rf"/repos/{REPO}/pulls/\d+/reviews$", retry_after=1)
@@ -325,7 +340,7 @@ def test_closing_a_pr_counts_silent_comments_as_ignored(stack: Stack) -> None:
     fake.wait_for(lambda: scores(stack, pattern)[1] > before[1], timeout=60)
 
 
-def test_committed_suggestion_counts_as_applied_and_resolved_thread_as_dismissed(
+def test_committed_suggestion_counts_as_applied_and_resolved_thread_as_dismissed_once(
     stack: Stack,
 ) -> None:
     fake = stack.fake
@@ -346,8 +361,17 @@ def test_committed_suggestion_counts_as_applied_and_resolved_thread_as_dismissed
     )
     fake.wait_for(lambda: scores(stack, "ruff:F541")[0] > applied_before, timeout=60)
     dismissed_before = scores(stack, "ruff:E722")[1]
-    fake.resolve_review_thread(REPO, pr["number"], comments["ruff:E722"]["id"], user="alice")
+    thread_of = comments["ruff:E722"]["id"]
+    fake.resolve_review_thread(REPO, pr["number"], thread_of, user="alice")
     fake.wait_for(lambda: scores(stack, "ruff:E722")[1] > dismissed_before, timeout=60)
+    # reopened: the dismissal stops counting; resolved again: it counts, once
+    fake.unresolve_review_thread(REPO, pr["number"], thread_of, user="alice")
+    fake.wait_for(lambda: scores(stack, "ruff:E722")[1] < dismissed_before + 0.4, timeout=60)
+    assert scores(stack, "ruff:E722")[1] == pytest.approx(dismissed_before, abs=1e-6)
+    fake.resolve_review_thread(REPO, pr["number"], thread_of, user="alice")
+    fake.wait_for(lambda: scores(stack, "ruff:E722")[1] > dismissed_before + 0.4, timeout=60)
+    time.sleep(1)
+    assert scores(stack, "ruff:E722")[1] == pytest.approx(dismissed_before + 0.8, abs=1e-3)
 
 
 def test_review_command_on_a_pr_reviews_it(stack: Stack) -> None:

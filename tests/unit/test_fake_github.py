@@ -612,6 +612,43 @@ def test_review_events_and_thread_resolution(world: World, receiver: Receiver) -
     assert [c["id"] for c in thread["comments"]] == [comment["id"], reply["id"]]
 
 
+def test_a_reply_edited_and_deleted_and_a_thread_reopened_send_their_webhooks(
+    world: World, receiver: Receiver
+) -> None:
+    gh = world.gh
+    gh.set_webhook(receiver.url, SECRET)
+    pr = open_feature_pr(gh)
+    token = gh.create_installation_token(world.installation_id)
+    pull = client(gh, token).get_repo(REPO).get_pull(pr["number"])
+    pull.create_review(event="COMMENT", comments=[{"path": "app.py", "line": 5, "body": "hmm"}])
+    [comment] = gh.review_comments(REPO, pr["number"])
+    reply = gh.reply_to_review_comment(REPO, pr["number"], comment["id"], "good", user="alice")
+    with pytest.raises(PermissionError):
+        gh.edit_review_comment(REPO, pr["number"], reply["id"], "bad", user="bob")
+    edited = gh.edit_review_comment(REPO, pr["number"], reply["id"], "bad", user="alice")
+    assert edited["body"] == "bad"
+    gh.resolve_review_thread(REPO, pr["number"], comment["id"], user="alice")
+    gh.unresolve_review_thread(REPO, pr["number"], comment["id"], user="alice")
+    gh.delete_review_comment(REPO, pr["number"], reply["id"], user="alice")
+    gh.wait_for_webhooks()
+    assert receiver.events()[-6:] == [
+        "pull_request_review_comment.created",
+        "pull_request_review.submitted",  # a reply is a review of its own, as on GitHub
+        "pull_request_review_comment.edited",
+        "pull_request_review_thread.resolved",
+        "pull_request_review_thread.unresolved",
+        "pull_request_review_comment.deleted",
+    ]
+    comments = receiver.payloads("pull_request_review_comment")
+    assert comments[-2]["changes"] == {"body": {"from": "good"}}
+    assert comments[-2]["comment"]["body"] == "bad"
+    assert comments[-2]["comment"]["in_reply_to_id"] == comment["id"]
+    assert comments[-1]["comment"]["id"] == reply["id"]
+    reopened = receiver.payloads("pull_request_review_thread")[-1]["thread"]
+    assert [c["id"] for c in reopened["comments"]] == [comment["id"], reply["id"]]
+    assert gh.contract_errors == []
+
+
 def test_failed_delivery_is_not_retried_but_can_be_redelivered(
     world: World, receiver: Receiver
 ) -> None:

@@ -83,6 +83,23 @@ def test_a_deleted_reply_is_feedback_a_deleted_comment_is_not() -> None:
     )
 
 
+def test_an_edited_reply_is_feedback_an_edited_comment_is_not() -> None:
+    payload = load_webhook("pull_request_review_comment.edited.json")
+    payload["comment"].pop("in_reply_to_id", None)
+    assert isinstance(route("pull_request_review_comment", payload, app_slug="kaizen"), Ignore)
+    payload["comment"]["in_reply_to_id"] = 1
+    assert route("pull_request_review_comment", payload, app_slug="kaizen") == Route(
+        "kaizen.record_feedback", "feedback"
+    )
+
+
+def test_a_reopened_thread_is_feedback() -> None:
+    payload = load_webhook("pull_request_review_thread.unresolved.json")
+    assert route("pull_request_review_thread", payload, app_slug="kaizen") == Route(
+        "kaizen.record_feedback", "feedback"
+    )
+
+
 def test_unknown_events_are_ignored() -> None:
     assert route("workflow_run", {"action": "completed"}, app_slug="kaizen") == Ignore(
         "workflow_run is not used"

@@ -9,10 +9,15 @@ Sources: replies (``/kaizen good|bad [why]`` or plain words), resolved threads, 
 suggestion committed or the commented lines changed (seen on the next push), reactions
 (polled: GitHub sends no webhook for them; one taken back is retracted), and silence
 until the PR closes (ignored).
+
+Developers change their minds, and what they take back stops counting: a deleted reply,
+an edited one (its new words count instead), a reopened thread (resolving it again is a
+new signal, whose id carries the delivery so a redelivery is still the same one).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import time
@@ -135,45 +140,156 @@ def on_reply(
     )
 
 
-def on_reply_deleted(
-    memory: Memory, parent: dict[str, Any], reply: dict[str, Any], *, bot_login: str
-) -> Applied | None:
-    """A reply that taught something was deleted: what it said is taken back."""
+def _standing_from(memory: Memory, experience_id: str, base: str) -> list[dict[str, Any]] | None:
+    """The signal records on the experience that still count and came from one GitHub object:
+    ``base`` itself (``reply:<id>``, ``resolved:<id>``) or a later word of it
+    (``base@...``: an edited reply, a thread resolved again). None: no such experience."""
+    experience = memory.experiences.get(experience_id)
+    if experience is None:
+        return None
+    return [
+        r
+        for r in standing_signals(experience)
+        if str(r.get("id")) == base or str(r.get("id")).startswith(base + "@")
+    ]
+
+
+def _take_back(memory: Memory, experience_id: str, records: list[dict[str, Any]]) -> Applied:
+    """Retract each record; the result names the last one (they are one object's words)."""
+    status, signal_id = "unknown", ""
+    for record in records:
+        signal_id = str(record["id"])
+        try:
+            status = memory.retract_signal(signal_id, experience_id).status
+        except UnknownExperience:
+            status = "unknown"
+    return Applied(RETRACT_PREFIX + signal_id, status)
+
+
+def _bot_finding(parent: dict[str, Any], bot_login: str) -> str | None:
+    """The experience id behind one of Kaizen's own comments, else None."""
     if (parent.get("user") or {}).get("login") != bot_login:
         return None
     found = parse_finding_marker(parent.get("body"))
-    if found is None:
+    return None if found is None else found.experience_id
+
+
+def on_reply_deleted(
+    memory: Memory, parent: dict[str, Any], reply: dict[str, Any], *, bot_login: str
+) -> Applied | None:
+    """A reply that taught something was deleted: what it said (and said in its edits) is
+    taken back."""
+    experience_id = _bot_finding(parent, bot_login)
+    if experience_id is None:
         return None
-    signal_id = f"reply:{reply['id']}"
-    try:
-        result = memory.retract_signal(signal_id, found.experience_id)
-    except UnknownExperience:
-        return Applied(RETRACT_PREFIX + signal_id, "unknown")
-    return Applied(RETRACT_PREFIX + signal_id, result.status)
+    base = f"reply:{reply['id']}"
+    standing = _standing_from(memory, experience_id, base)
+    if not standing:
+        return Applied(RETRACT_PREFIX + base, "unknown")
+    return _take_back(memory, experience_id, standing)
+
+
+def on_reply_edited(
+    memory: Memory, parent: dict[str, Any], reply: dict[str, Any], *, bot_login: str, app_slug: str
+) -> Applied | None:
+    """A reply was edited: its new words count instead of its old ones.
+
+    "/kaizen good" edited to "/kaizen bad, we allow this" takes the acceptance back and
+    records the rejection (with its reason); an edit that leaves the verdict and reason as
+    they were changes nothing, and one that no longer says either way only takes back.
+    The new word's id carries the edit's time and text, so a redelivered webhook is the
+    same signal and every real edit a new one.
+    """
+    experience_id = _bot_finding(parent, bot_login)
+    user = (reply.get("user") or {}).get("login")
+    if experience_id is None or user == bot_login:
+        return None
+    base = f"reply:{reply['id']}"
+    standing = _standing_from(memory, experience_id, base)
+    if standing is None:
+        return Applied(base, "unknown")
+    kind, reason = classify_reply(str(reply.get("body") or ""), app_slug)
+    if kind is None and not standing:
+        return None
+    if len(standing) == 1 and (standing[0].get("kind"), standing[0].get("reason")) == (
+        kind,
+        reason,
+    ):
+        return Applied(str(standing[0]["id"]), "duplicate")
+    taken_back = _take_back(memory, experience_id, standing) if standing else None
+    if kind is None:
+        return taken_back
+    body = str(reply.get("body") or "")
+    digest = hashlib.sha256(body.encode()).hexdigest()[:12]
+    stamp = str(reply.get("updated_at") or "")
+    return apply(
+        memory,
+        signal_id=f"{base}@{stamp}#{digest}",
+        kind=kind,
+        experience_id=experience_id,
+        at=_at(reply.get("updated_at") or reply.get("created_at")),
+        reason=reason,
+        actor=user,
+    )
 
 
 def on_thread_resolved(
-    memory: Memory, thread: dict[str, Any], *, bot_login: str, actor: str | None
+    memory: Memory,
+    thread: dict[str, Any],
+    *,
+    bot_login: str,
+    actor: str | None,
+    delivery_id: str,
 ) -> Applied | None:
-    """Resolved after the lines changed → addressed; resolved as is → dismissed."""
+    """Resolved after the lines changed → addressed; resolved as is → dismissed.
+
+    One resolution counts while it stands: resolving again after an unresolve is a new
+    signal (its id carries the delivery, which a redelivery keeps), resolving a thread
+    whose resolution still counts is not. Resolving a comment a push already counted as
+    addressed confirms it and adds nothing.
+    """
     comments = thread.get("comments") or []
     if not comments:
         return None
     first = comments[0]
-    if (first.get("user") or {}).get("login") != bot_login:
+    experience_id = _bot_finding(first, bot_login)
+    if experience_id is None:
         return None
-    found = parse_finding_marker(first.get("body"))
-    if found is None:
-        return None
+    base = f"resolved:{first['id']}"
+    standing = _standing_from(memory, experience_id, base)
+    if standing is None:
+        return Applied(base, "unknown")
+    if standing:
+        return Applied(str(standing[0]["id"]), "duplicate")
     outdated = first.get("line") is None and first.get("position") is None
+    if outdated and _standing_from(memory, experience_id, f"addressed:{first['id']}"):
+        return Applied(f"addressed:{first['id']}", "duplicate")
     return apply(
         memory,
-        signal_id=f"resolved:{first['id']}",
+        signal_id=f"{base}@{delivery_id}",
         kind="addressed" if outdated else "dismissed",
-        experience_id=found.experience_id,
+        experience_id=experience_id,
         at=time.time(),
         actor=actor,
     )
+
+
+def on_thread_unresolved(
+    memory: Memory, thread: dict[str, Any], *, bot_login: str
+) -> Applied | None:
+    """A thread reopened: its resolution (dismissed or addressed) stops counting."""
+    comments = thread.get("comments") or []
+    if not comments:
+        return None
+    first = comments[0]
+    experience_id = _bot_finding(first, bot_login)
+    if experience_id is None:
+        return None
+    base = f"resolved:{first['id']}"
+    standing = _standing_from(memory, experience_id, base)
+    if not standing:
+        return Applied(RETRACT_PREFIX + base, "unknown")
+    return _take_back(memory, experience_id, standing)
 
 
 class FileReader(Protocol):

@@ -1,0 +1,200 @@
+"""Developers change their minds on GitHub: an edited reply, a reopened thread. What memory
+counts follows, once per real change, and a rebuild from the experiences agrees."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.embedding import Embedder
+from memory.service import Memory
+from memory.types import Experience, Kind, Signal
+from tests.integration.test_memory_service import build, embedder  # noqa: F401 - fixture
+from workers.review import feedback
+from workers.review.findings import Finding
+from workers.review.render import comment_body
+
+REPO = "octo-org/app"
+BOT = "kaizen[bot]"
+PATTERN = "ruff:E722"
+
+
+@pytest.fixture
+def memory(tmp_path: Path, embedder: Embedder) -> Iterator[Memory]:  # noqa: F811 - fixture
+    mem = build(tmp_path, embedder)
+    yield mem
+    mem.close()
+
+
+def kaizen_comment(memory: Memory, comment_id: int, *, outdated: bool = False) -> dict[str, Any]:
+    """One of Kaizen's review comments, as GitHub returns it, with its experience in memory."""
+    exp_id = memory.record_experience(
+        Experience(
+            kind=Kind.COMMENT,
+            repo=REPO,
+            pattern=PATTERN,
+            fingerprint=f"fp-{comment_id}",
+            text="bare except",
+        )
+    )
+    finding = Finding("a.py", 5, "RIGHT", PATTERN, "medium", "Bare except.", "ruff", "except:")
+    return {
+        "id": comment_id,
+        "user": {"login": BOT},
+        "body": comment_body(finding, exp_id, app_slug="kaizen"),
+        "line": None if outdated else 5,
+        "position": None if outdated else 3,
+    }
+
+
+def stamp(minute: int) -> str:
+    """An ISO time ``minute`` minutes into the last hour (replies are recent, so their
+    evidence has not decayed measurably)."""
+    at = datetime.now(UTC) - timedelta(hours=1) + timedelta(minutes=minute)
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def reply(reply_id: int, body: str, updated_at: str, user: str = "alice") -> dict[str, Any]:
+    return {
+        "id": reply_id,
+        "user": {"login": user},
+        "body": body,
+        "created_at": stamp(0),
+        "updated_at": updated_at,
+    }
+
+
+def counts(memory: Memory) -> tuple[float, float]:
+    return memory.scores.counts(REPO, PATTERN, time.time())
+
+
+def outcome(memory: Memory, comment: dict[str, Any]) -> str:
+    exp_id = feedback._bot_finding(comment, BOT)
+    assert exp_id is not None
+    stored = memory.experiences.get(exp_id)
+    assert stored is not None
+    return str(stored.outcome)
+
+
+def test_a_reopened_thread_stops_counting_and_resolving_again_counts_once(
+    memory: Memory,
+) -> None:
+    first = kaizen_comment(memory, 11)
+    thread = {"comments": [first]}
+
+    def resolve(delivery: str) -> str:
+        applied = feedback.on_thread_resolved(
+            memory, thread, bot_login=BOT, actor="alice", delivery_id=delivery
+        )
+        assert applied is not None
+        return applied.status
+
+    assert resolve("guid-1") == "applied"
+    assert counts(memory)[1] > 0.0 and outcome(memory, first) == "dismissed"
+    assert resolve("guid-1") == "duplicate"  # GitHub redelivered the same event
+    assert resolve("guid-2") == "duplicate"  # still resolved: one resolution counts
+    reopened = feedback.on_thread_unresolved(memory, thread, bot_login=BOT)
+    assert reopened is not None and reopened.status == "applied"
+    assert counts(memory) == pytest.approx((0.0, 0.0), abs=1e-9)
+    assert outcome(memory, first) == "pending"
+    again = feedback.on_thread_unresolved(memory, thread, bot_login=BOT)
+    assert again is not None and again.status == "unknown"  # nothing left to take back
+    assert resolve("guid-1") == "duplicate"  # an old resolution redelivered stays taken back
+    assert resolve("guid-3") == "applied"  # resolved again: a new word
+    assert counts(memory)[1] == pytest.approx(memory.table["dismissed"].beta, rel=1e-6)
+    assert memory.rebuild().unchanged
+
+
+def test_resolving_a_comment_a_push_already_counted_as_addressed_adds_nothing(
+    memory: Memory,
+) -> None:
+    first = kaizen_comment(memory, 12, outdated=True)
+    exp_id = feedback._bot_finding(first, BOT)
+    assert exp_id is not None
+    memory.apply_signal(
+        Signal(
+            id="addressed:12",
+            kind="addressed",
+            experience_id=exp_id,
+            repo=REPO,
+            pattern=PATTERN,
+            at=time.time(),
+        )
+    )
+    before = counts(memory)
+    applied = feedback.on_thread_resolved(
+        memory, {"comments": [first]}, bot_login=BOT, actor="alice", delivery_id="guid-9"
+    )
+    assert applied is not None and applied.status == "duplicate"
+    assert counts(memory) == pytest.approx(before)
+
+
+def test_an_edited_reply_counts_its_new_words_instead_of_its_old_ones(memory: Memory) -> None:
+    parent = kaizen_comment(memory, 13)
+
+    def edit(body: str, at: str) -> feedback.Applied | None:
+        return feedback.on_reply_edited(
+            memory, parent, reply(31, body, at), bot_login=BOT, app_slug="kaizen"
+        )
+
+    first = feedback.on_reply(
+        memory,
+        parent,
+        reply(31, "/kaizen good", stamp(0)),
+        bot_login=BOT,
+        app_slug="kaizen",
+    )
+    assert first is not None and first.status == "applied"
+    assert counts(memory) == pytest.approx((1.0, 0.0), abs=0.01)
+
+    changed = edit("/kaizen bad we allow bare excepts in scripts", stamp(5))
+    assert changed is not None and changed.status == "applied"
+    assert counts(memory) == pytest.approx((0.0, 1.0), abs=0.01)
+    assert outcome(memory, parent) == "rejected"
+    stored = memory.experiences.get(str(feedback._bot_finding(parent, BOT)))
+    assert stored is not None and stored.reflection == "we allow bare excepts in scripts"
+
+    again = edit("/kaizen bad we allow bare excepts in scripts", stamp(5))
+    assert again is not None and again.status == "duplicate"  # redelivered
+    assert counts(memory) == pytest.approx((0.0, 1.0), abs=0.01)
+
+    neutral = edit("Which Python version is this for?", stamp(9))
+    assert neutral is not None and neutral.status == "applied"  # taken back, nothing new
+    assert counts(memory) == pytest.approx((0.0, 0.0), abs=1e-9)
+    assert outcome(memory, parent) == "pending"
+
+    back = edit("/kaizen good", stamp(12))
+    assert back is not None and back.status == "applied"
+    assert counts(memory) == pytest.approx((1.0, 0.0), abs=0.01)
+    assert memory.rebuild().unchanged
+
+    gone = feedback.on_reply_deleted(memory, parent, reply(31, "", ""), bot_login=BOT)
+    assert gone is not None and gone.status == "applied"
+    assert counts(memory) == pytest.approx((0.0, 0.0), abs=1e-9)
+    assert memory.rebuild().unchanged
+
+
+def test_edits_that_teach_nothing_are_ignored(memory: Memory) -> None:
+    parent = kaizen_comment(memory, 14)
+    plain = feedback.on_reply_edited(
+        memory,
+        parent,
+        reply(41, "Which Python version?", stamp(5)),
+        bot_login=BOT,
+        app_slug="kaizen",
+    )
+    assert plain is None
+    ours = feedback.on_reply_edited(
+        memory,
+        parent,
+        reply(42, "/kaizen good", stamp(5), user=BOT),
+        bot_login=BOT,
+        app_slug="kaizen",
+    )
+    assert ours is None
+    assert counts(memory) == (0.0, 0.0)
