@@ -59,6 +59,15 @@ print("survived")
 """
 
 
+FILE_MAKER = """
+import os
+os.makedirs("many", exist_ok=True)
+for n in range(int(os.environ.get("WORKSPACE_FILES", "1000000"))):
+    open(f"many/{n}", "w").close()
+print("survived")
+"""
+
+
 @pytest.fixture(autouse=True, params=["forked child", "helper programs"])
 def setup_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every check runs both ways the run's setup can be made (chosen by this process's
@@ -306,6 +315,42 @@ def test_writing_under_the_disk_limit_is_untouched(sandbox: BwrapSandbox, worksp
     assert not result.disk_limit_exceeded
     assert len(list(workspace.glob("fill-*.bin"))) == 24
     assert_nothing_left(result)
+
+
+def test_making_empty_files_without_end_is_killed_at_the_file_limit(
+    sandbox: BwrapSandbox, workspace: Path
+) -> None:
+    """Empty files cost no bytes, only inodes, which run out long before the byte limit."""
+    began = time.monotonic()
+    result = python(
+        sandbox,
+        workspace,
+        FILE_MAKER,
+        Limits(timeout_s=60, memory_mb=256, pids=16, workspace_files=2_000),
+    )
+    assert result.disk_limit_exceeded, result
+    assert result.exit_code is None and not result.timed_out
+    assert "survived" not in result.stdout
+    assert time.monotonic() - began < 15
+    assert result.details["workspace_growth_files"] > 2_000
+    assert "made more than 2,000 files in its workspace" in result.details["disk_limit"]
+    assert tree_usage(workspace).entries < 200_000  # stopped, not left to make a million
+    assert_nothing_left(result)
+    shutil.rmtree(workspace)
+
+
+def test_making_files_under_the_file_limit_is_untouched(
+    sandbox: BwrapSandbox, workspace: Path
+) -> None:
+    result = sandbox.run(
+        [PY, "-c", FILE_MAKER],
+        workspace=workspace,
+        limits=Limits(timeout_s=30, memory_mb=256, pids=16, workspace_files=2_000),
+        env={"WORKSPACE_FILES": "1500"},
+    )
+    assert result.exit_code == 0, result
+    assert result.stdout == "survived\n" and not result.disk_limit_exceeded
+    assert len(list((workspace / "many").iterdir())) == 1500
 
 
 def test_network_phase_is_refused(sandbox: BwrapSandbox, workspace: Path) -> None:

@@ -267,6 +267,43 @@ def test_writing_under_the_disk_limit_is_untouched(sandbox: DockerSandbox, works
     assert len(list(workspace.glob("fill-*.bin"))) == 24
 
 
+FILE_MAKER = """
+import os
+os.makedirs("many", exist_ok=True)
+for n in range(int(os.environ.get("WORKSPACE_FILES", "1000000"))):
+    open(f"many/{n}", "w").close()
+print("SURVIVED")
+"""
+
+
+def test_making_empty_files_without_end_is_killed_at_the_file_limit(
+    sandbox: DockerSandbox, workspace: Path
+) -> None:
+    """Empty files cost no bytes, only inodes, which run out long before the byte limit."""
+    start = time.monotonic()
+    r = run_py(sandbox, workspace, FILE_MAKER, memory_mb=256, timeout_s=60, workspace_files=2_000)
+    assert r.disk_limit_exceeded, r
+    assert r.exit_code is None and not r.timed_out
+    assert "SURVIVED" not in r.stdout
+    assert time.monotonic() - start < 20
+    assert r.details["workspace_growth_files"] > 2_000
+    assert "made more than 2,000 files in its workspace" in r.details["disk_limit"]
+    assert tree_usage(workspace).entries < 200_000  # stopped, not left to make a million
+    assert leftover_containers() == []
+    shutil.rmtree(workspace)
+
+
+def test_making_files_under_the_file_limit_is_untouched(
+    sandbox: DockerSandbox, workspace: Path
+) -> None:
+    r = run_py(
+        sandbox, workspace, FILE_MAKER, env={"WORKSPACE_FILES": "1500"}, workspace_files=2_000
+    )
+    assert r.exit_code == 0, r
+    assert r.stdout == "SURVIVED\n" and not r.disk_limit_exceeded
+    assert len(list((workspace / "many").iterdir())) == 1500
+
+
 def test_endless_loop_killed_at_time_limit(sandbox: DockerSandbox, workspace: Path) -> None:
     start = time.monotonic()
     r = sandbox.run(

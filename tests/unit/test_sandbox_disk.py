@@ -17,7 +17,9 @@ from workers.sandbox.disk import (
     DiskWatch,
     TreeUsage,
     disk_limit_text,
+    files_limit_text,
     tree_usage,
+    workspace_kill_text,
 )
 
 
@@ -76,10 +78,12 @@ def test_tree_usage_of_a_missing_path_is_zero(tmp_path: Path) -> None:
 
 
 class FakeDisk:
-    """A filesystem with ``free`` bytes and a clock, both moved by the test."""
+    """A filesystem with ``free`` bytes and ``inodes`` (None: it counts none) and a clock,
+    all moved by the test."""
 
-    def __init__(self, free: int) -> None:
+    def __init__(self, free: int, inodes: int | None = 1_000_000) -> None:
         self.free = free
+        self.inodes = inodes
         self.now = 100.0
 
     def clock(self) -> float:
@@ -87,6 +91,26 @@ class FakeDisk:
 
     def free_of(self, path: Path) -> int:
         return self.free
+
+    def inodes_of(self, path: Path) -> int | None:
+        return self.inodes
+
+
+def file_watch(ws: Path, fake: FakeDisk, limit_files: int) -> DiskWatch:
+    return DiskWatch(
+        ws,
+        2048,
+        limit_files=limit_files,
+        clock=fake.clock,
+        free=fake.free_of,
+        inodes=fake.inodes_of,
+    )
+
+
+def make_files(where: Path, n: int) -> None:
+    where.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (where / f"f{i}").touch()
 
 
 def watch_on(ws: Path, fake: FakeDisk, limit_mb: int) -> DiskWatch:
@@ -168,3 +192,68 @@ def test_a_disk_limit_kill_never_reads_as_a_pass() -> None:
     (test,) = _exit_code_tests(killed, Limits(workspace_mb=32))
     assert test.outcome == "failed"
     assert test.message.startswith("the run wrote more than 32 MB into its workspace")
+
+
+def test_tree_usage_counts_every_inode_below_once(tmp_path: Path) -> None:
+    make_files(tmp_path / "d", 5)  # a directory and five empty files: no blocks, six inodes
+    os.link(tmp_path / "d" / "f0", tmp_path / "again")
+    os.symlink("/", tmp_path / "root-link")
+    assert tree_usage(tmp_path).entries == 6 + 1  # the hard link is f0 again; the symlink
+
+
+def test_making_files_past_the_limit_is_caught_by_the_inodes_the_filesystem_lost(
+    tmp_path: Path,
+) -> None:
+    fake = FakeDisk(100_000 * MB, inodes=1_000_000)
+    watch = file_watch(tmp_path, fake, 100)
+    make_files(tmp_path / "few", 50)
+    fake.inodes -= 51
+    assert watch.check() is False and watch.walks == 0  # within the allowance: no walk
+    # Others take inodes too: the watch counts its own, finds 51 of 100, goes on.
+    fake.inodes -= 500
+    assert watch.check() is False and watch.walks == 1 and watch.growth_files == 51
+    make_files(tmp_path / "many", 60)  # no bytes to speak of: only the count gives it away
+    fake.inodes -= 61
+    assert watch.check() is True and watch.exceeded
+    assert watch.growth_files == 51 + 61
+    details = watch.details()
+    assert details["workspace_limit_files"] == 100
+    assert details["workspace_growth_files"] == 112
+    assert details["disk_limit"] == f"{files_limit_text(100)} (112 when it was killed)"
+    assert workspace_kill_text(details, 2048) == details["disk_limit"]
+    assert workspace_kill_text({}, 2048) == disk_limit_text(2048)
+
+
+def test_files_the_workspace_held_at_the_start_are_not_the_runs(tmp_path: Path) -> None:
+    make_files(tmp_path / "repo", 300)
+    fake = FakeDisk(100_000 * MB)
+    watch = file_watch(tmp_path, fake, 100)
+    make_files(tmp_path / "new", 10)
+    fake.inodes -= 1_000  # measured
+    assert watch.check() is False and watch.walks == 1 and watch.growth_files == 11
+
+
+def test_nearly_out_of_inodes_the_run_measures_itself(tmp_path: Path) -> None:
+    fake = FakeDisk(100_000 * MB, inodes=disk.FREE_RESERVE_INODES + 10)
+    watch = file_watch(tmp_path, fake, 100_000)
+    fake.inodes -= 20  # far under the allowance, but under the reserve
+    assert watch.check() is False and watch.walks == 1
+
+
+def test_without_an_inode_count_files_are_still_counted_when_bytes_make_it_walk(
+    tmp_path: Path,
+) -> None:
+    fake = FakeDisk(100_000 * MB, inodes=None)
+    watch = DiskWatch(
+        tmp_path, 4, limit_files=100, clock=fake.clock, free=fake.free_of, inodes=fake.inodes_of
+    )
+    make_files(tmp_path / "many", 200)
+    assert watch.check() is False and watch.walks == 0  # nothing to trigger on
+    fake.free -= 5 * MB  # e.g. the directory blocks of many more
+    assert watch.check() is True and watch.growth_files == 201
+
+
+def test_file_checks_come_sooner_as_the_file_allowance_runs_out(tmp_path: Path) -> None:
+    fake = FakeDisk(100_000 * MB)
+    assert file_watch(tmp_path, fake, 1_000_000).due_in() == pytest.approx(CHECK_INTERVAL_S)
+    assert file_watch(tmp_path, fake, 1_000).due_in() == pytest.approx(MIN_CHECK_S)

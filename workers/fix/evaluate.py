@@ -24,7 +24,7 @@ from workers.fix.localize import (
 )
 from workers.fix.types import Patch, RefusedEdit, check_edit_path
 from workers.sandbox.base import Limits, RunResult, Sandbox
-from workers.sandbox.disk import disk_limit_text
+from workers.sandbox.disk import workspace_kill_text
 from workers.sandbox.junit import TestResult, pytest_command
 from workers.sandbox.tests_step import REPORT, read_report
 from workers.sandbox.workspace import workspace_copy
@@ -200,7 +200,8 @@ def _exit_code_tests(result: RunResult, limits: Limits) -> list[TestResult]:
     outcome = "passed" if result.exit_code == 0 and not killed else "failed"
     message = result.stderr[-2000:] if outcome == "failed" else ""
     if result.disk_limit_exceeded:
-        message = f"{disk_limit_text(limits.workspace_mb)} and was stopped.\n{message}"
+        said = workspace_kill_text(result.details, limits.workspace_mb)
+        message = f"{said} and was stopped.\n{message}"
     return [
         TestResult(
             nodeid="(test command)",

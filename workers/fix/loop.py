@@ -48,7 +48,7 @@ from workers.fix.testcmd import TestCommand, detect_test_command
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
 from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
-from workers.sandbox.disk import disk_limit_text
+from workers.sandbox.disk import workspace_kill_text
 from workers.sandbox.tests_step import run_install
 from workers.sandbox.workspace import workspace_copy
 
@@ -66,6 +66,8 @@ SKILL_MIN_SIMILARITY = 0.6
 # root is read-only), and a virtualenv with a CUDA build of torch takes several GB. Test
 # runs keep the sandbox's default (``Limits.workspace_mb``).
 INSTALL_WORKSPACE_MB = 12_288
+# And files: a node_modules tree holds hundreds of thousands.
+INSTALL_WORKSPACE_FILES = 2_000_000
 PYTHON_EXCLUDES = (".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist")
 
 
@@ -77,6 +79,8 @@ class FixBudget:
     run_timeout_s: float = 120.0
     workspace_mb: int = Limits().workspace_mb  # what one test run may add to its workspace
     install_workspace_mb: int = INSTALL_WORKSPACE_MB  # what the install step may add
+    workspace_files: int = Limits().workspace_files  # files one test run may add
+    install_workspace_files: int = INSTALL_WORKSPACE_FILES
 
 
 @dataclass
@@ -265,7 +269,9 @@ class FixLoop:
         install ends the fix: tests without their dependencies tell nothing about a patch."""
         self.progress(f"Installing dependencies: `{command}`.")
         limits = Limits(
-            timeout_s=self.budget.run_timeout_s, workspace_mb=self.budget.install_workspace_mb
+            timeout_s=self.budget.run_timeout_s,
+            workspace_mb=self.budget.install_workspace_mb,
+            workspace_files=self.budget.install_workspace_files,
         )
         try:
             run = run_install(
@@ -285,7 +291,7 @@ class FixLoop:
             if run.timed_out:
                 how = f"did not finish within {self.budget.run_timeout_s:.0f} s"
             elif run.disk_limit_exceeded:
-                how = f"was stopped: {disk_limit_text(limits.workspace_mb)}"
+                how = f"was stopped: {workspace_kill_text(run.details, limits.workspace_mb)}"
             else:
                 how = f"failed (exit code {run.exit_code})"
             offline = (
@@ -323,7 +329,11 @@ class FixLoop:
         argv = command.argv
         if not (len(argv) >= 3 and argv[1:3] == ["-m", "pytest"]):
             custom = argv
-        limits = Limits(timeout_s=self.budget.run_timeout_s, workspace_mb=self.budget.workspace_mb)
+        limits = Limits(
+            timeout_s=self.budget.run_timeout_s,
+            workspace_mb=self.budget.workspace_mb,
+            workspace_files=self.budget.workspace_files,
+        )
         return TestRunner(
             self.sandbox,
             checkout,
@@ -356,7 +366,8 @@ class FixLoop:
             return FixResult(
                 False,
                 "The test suite was stopped in the sandbox: "
-                f"{disk_limit_text(runner.limits.workspace_mb)}, so fixes cannot be checked.",
+                f"{workspace_kill_text(baseline.run.details, runner.limits.workspace_mb)}, "
+                "so fixes cannot be checked.",
             )
         if baseline.report_error and not baseline.tests:
             tail = (baseline.run.stderr or baseline.run.stdout)[-800:]

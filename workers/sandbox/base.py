@@ -26,6 +26,9 @@ class Limits:
     # What the run may add to its workspace in all (RLIMIT_FSIZE bounds single files
     # only); past it the run is killed (see workers/sandbox/disk.py).
     workspace_mb: int = 2048
+    # And how many files (inodes) it may add: empty files cost no bytes, but a filesystem
+    # has only so many inodes (see workers/sandbox/disk.py).
+    workspace_files: int = 100_000
     output_bytes: int = DEFAULT_OUTPUT_LIMIT
     network: bool = False  # only an install phase the repo's config allows may set this
 
@@ -38,8 +41,9 @@ class RunResult:
     duration_s: float
     timed_out: bool = False
     oom_killed: bool = False
-    # Killed for adding more than ``limits.workspace_mb`` to its workspace (exit_code is
-    # then None, as after a timeout); ``details["disk_limit"]`` says how much it wrote.
+    # Killed for adding more than ``limits.workspace_mb`` or ``limits.workspace_files`` to
+    # its workspace (exit_code is then None, as after a timeout); ``details["disk_limit"]``
+    # says which limit and how much it wrote.
     disk_limit_exceeded: bool = False
     output_truncated: bool = False
     backend: str = ""

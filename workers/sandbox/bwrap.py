@@ -958,7 +958,7 @@ class BwrapSandbox:
             argv, setup, rlimits = self._argv(
                 command, full_env, limits, uid, workspace, stage, cgroups, exposed, hidden
             )
-            disk = DiskWatch(workspace, limits.workspace_mb)
+            disk = DiskWatch(workspace, limits.workspace_mb, limit_files=limits.workspace_files)
             result = self._execute(argv, setup, limits, slot, disk)
             result.details.update(
                 {

@@ -353,7 +353,7 @@ class DockerSandbox:
         command, workspace = checked_run_args(command, workspace)
         sandbox_env(env)  # refuse credentials before touching anything
         user = _prepare_workspace(workspace)
-        disk = DiskWatch(workspace, limits.workspace_mb)
+        disk = DiskWatch(workspace, limits.workspace_mb, limit_files=limits.workspace_files)
         name = f"kaizen-sandbox-{uuid.uuid4().hex[:16]}"
         config = self.container_config(
             command, workspace=workspace, limits=limits, env=env, user=user, name=name

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workers.sandbox.base import Limits, RunResult, Sandbox
-from workers.sandbox.disk import disk_limit_text
+from workers.sandbox.disk import workspace_kill_text
 from workers.sandbox.junit import JUnitError, TestResult, load_junit, pytest_command
 
 REPORT = ".kaizen-junit.xml"
@@ -65,7 +65,7 @@ def read_report(
     """The tests a pytest run's JUnit report lists, or why there are none."""
     if result.disk_limit_exceeded:
         # Killed mid-run: a report left behind is partial, or the suite's own forgery.
-        return [], f"{disk_limit_text(limits.workspace_mb)} and was stopped"
+        return [], f"{workspace_kill_text(result.details, limits.workspace_mb)} and was stopped"
     if not report.exists():
         return [], "pytest wrote no report (killed or crashed early)"
     try:
