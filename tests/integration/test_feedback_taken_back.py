@@ -198,3 +198,16 @@ def test_edits_that_teach_nothing_are_ignored(memory: Memory) -> None:
     )
     assert ours is None
     assert counts(memory) == (0.0, 0.0)
+
+
+def test_a_reply_created_event_arriving_after_its_edit_changes_nothing(memory: Memory) -> None:
+    parent = kaizen_comment(memory, 15)
+    edited = feedback.on_reply_edited(
+        memory, parent, reply(51, "/kaizen bad", stamp(5)), bot_login=BOT, app_slug="kaizen"
+    )
+    assert edited is not None and edited.status == "applied"
+    late = feedback.on_reply(
+        memory, parent, reply(51, "/kaizen good", stamp(0)), bot_login=BOT, app_slug="kaizen"
+    )
+    assert late is not None and late.status == "duplicate"
+    assert counts(memory) == pytest.approx((0.0, 1.0), abs=0.01)

@@ -129,9 +129,14 @@ def on_reply(
     kind, reason = classify_reply(str(reply.get("body") or ""), app_slug)
     if kind is None:
         return None
+    base = f"reply:{reply['id']}"
+    if _edited_already(memory, found.experience_id, base):
+        # The reply's creation arrived after an edit of it (workers race): the words it
+        # carries are the old ones, which the edit already replaced.
+        return Applied(base, "duplicate")
     return apply(
         memory,
-        signal_id=f"reply:{reply['id']}",
+        signal_id=base,
         kind=kind,
         experience_id=found.experience_id,
         at=_at(reply.get("created_at")),
@@ -152,6 +157,13 @@ def _standing_from(memory: Memory, experience_id: str, base: str) -> list[dict[s
         for r in standing_signals(experience)
         if str(r.get("id")) == base or str(r.get("id")).startswith(base + "@")
     ]
+
+
+def _edited_already(memory: Memory, experience_id: str, base: str) -> bool:
+    """Whether an edit of this reply has been recorded (standing or taken back since)."""
+    experience = memory.experiences.get(experience_id)
+    records = experience.extra.get("signals", []) if experience is not None else []
+    return any(str(r.get("id")).startswith(base + "@") for r in records)
 
 
 def _take_back(memory: Memory, experience_id: str, records: list[dict[str, Any]]) -> Applied:
