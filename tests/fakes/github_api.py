@@ -1147,19 +1147,26 @@ class FakeGitHub:
             comment = self._reply(repo, issue, comment_id, body, user, via_app=False)
             return self._review_comment_json(repo, comment)
 
+    def _own_review_comment(
+        self, full_name: str, number: int, comment_id: int, user: str
+    ) -> tuple[_Repo, _Issue, _ReviewComment]:
+        """A review comment ``user`` wrote on that PR, as only its author may change it."""
+        repo = self._get_repo(full_name)
+        issue = self._get_pull(repo, number)
+        comment = self._review_comments.get(comment_id)
+        if comment is None or comment.repo != full_name or comment.number != number:
+            raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
+        if comment.user != user:
+            raise PermissionError(f"{user} did not write comment {comment_id}")
+        return repo, issue, comment
+
     def edit_review_comment(
         self, full_name: str, number: int, comment_id: int, body: str, *, user: str
     ) -> dict[str, Any]:
         """Its author edits a review comment: GitHub sends ``pull_request_review_comment.edited``
         with the old body under ``changes``."""
         with self._lock:
-            repo = self._get_repo(full_name)
-            issue = self._get_pull(repo, number)
-            comment = self._review_comments.get(comment_id)
-            if comment is None or comment.repo != full_name or comment.number != number:
-                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
-            if comment.user != user:
-                raise PermissionError(f"{user} did not write comment {comment_id}")
+            repo, issue, comment = self._own_review_comment(full_name, number, comment_id, user)
             old = comment.body
             comment.body = body
             comment.updated_at = _iso()
@@ -1182,13 +1189,7 @@ class FakeGitHub:
         """Its author deletes a reply: GitHub sends ``pull_request_review_comment.deleted``
         with the comment as it was."""
         with self._lock:
-            repo = self._get_repo(full_name)
-            issue = self._get_pull(repo, number)
-            comment = self._review_comments.get(comment_id)
-            if comment is None or comment.repo != full_name or comment.number != number:
-                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
-            if comment.user != user:
-                raise PermissionError(f"{user} did not write comment {comment_id}")
+            repo, issue, comment = self._own_review_comment(full_name, number, comment_id, user)
             thread = self._threads[comment.thread_id]
             if thread.comment_ids[0] == comment_id:
                 raise ValueError("only replies can be deleted here, not a thread's first comment")

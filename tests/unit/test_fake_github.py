@@ -583,7 +583,8 @@ def test_webhooks_are_signed_and_shaped_like_githubs(world: World, receiver: Rec
     assert gh.branch_sha(REPO, "main") == closed["pull_request"]["merge_commit_sha"]
 
 
-def test_review_events_and_thread_resolution(world: World, receiver: Receiver) -> None:
+def app_review_comment(world: World, receiver: Receiver) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A feature PR with one review comment by the app, webhooks going to ``receiver``."""
     gh = world.gh
     gh.set_webhook(receiver.url, SECRET)
     pr = open_feature_pr(gh)
@@ -591,6 +592,12 @@ def test_review_events_and_thread_resolution(world: World, receiver: Receiver) -
     pull = client(gh, token).get_repo(REPO).get_pull(pr["number"])
     pull.create_review(event="COMMENT", comments=[{"path": "app.py", "line": 5, "body": "hmm"}])
     [comment] = gh.review_comments(REPO, pr["number"])
+    return pr, comment
+
+
+def test_review_events_and_thread_resolution(world: World, receiver: Receiver) -> None:
+    gh = world.gh
+    pr, comment = app_review_comment(world, receiver)
     reply = gh.reply_to_review_comment(
         REPO, pr["number"], comment["id"], "good point", user="alice"
     )
@@ -616,12 +623,7 @@ def test_a_reply_edited_and_deleted_and_a_thread_reopened_send_their_webhooks(
     world: World, receiver: Receiver
 ) -> None:
     gh = world.gh
-    gh.set_webhook(receiver.url, SECRET)
-    pr = open_feature_pr(gh)
-    token = gh.create_installation_token(world.installation_id)
-    pull = client(gh, token).get_repo(REPO).get_pull(pr["number"])
-    pull.create_review(event="COMMENT", comments=[{"path": "app.py", "line": 5, "body": "hmm"}])
-    [comment] = gh.review_comments(REPO, pr["number"])
+    pr, comment = app_review_comment(world, receiver)
     reply = gh.reply_to_review_comment(REPO, pr["number"], comment["id"], "good", user="alice")
     with pytest.raises(PermissionError):
         gh.edit_review_comment(REPO, pr["number"], reply["id"], "bad", user="bob")

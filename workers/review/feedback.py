@@ -245,6 +245,22 @@ def on_reply_edited(
     )
 
 
+def _kaizen_thread(
+    memory: Memory, thread: dict[str, Any], bot_login: str
+) -> tuple[dict[str, Any], str, str, list[dict[str, Any]] | None] | None:
+    """For a thread Kaizen started: its first comment, the experience behind it, the id
+    base of its resolutions and those that still count (None: no such experience)."""
+    comments = thread.get("comments") or []
+    if not comments:
+        return None
+    first = comments[0]
+    experience_id = _bot_finding(first, bot_login)
+    if experience_id is None:
+        return None
+    base = f"resolved:{first['id']}"
+    return first, experience_id, base, _standing_from(memory, experience_id, base)
+
+
 def on_thread_resolved(
     memory: Memory,
     thread: dict[str, Any],
@@ -260,15 +276,10 @@ def on_thread_resolved(
     whose resolution still counts is not. Resolving a comment a push already counted as
     addressed confirms it and adds nothing.
     """
-    comments = thread.get("comments") or []
-    if not comments:
+    found = _kaizen_thread(memory, thread, bot_login)
+    if found is None:
         return None
-    first = comments[0]
-    experience_id = _bot_finding(first, bot_login)
-    if experience_id is None:
-        return None
-    base = f"resolved:{first['id']}"
-    standing = _standing_from(memory, experience_id, base)
+    first, experience_id, base, standing = found
     if standing is None:
         return Applied(base, "unknown")
     if standing:
@@ -290,15 +301,10 @@ def on_thread_unresolved(
     memory: Memory, thread: dict[str, Any], *, bot_login: str
 ) -> Applied | None:
     """A thread reopened: its resolution (dismissed or addressed) stops counting."""
-    comments = thread.get("comments") or []
-    if not comments:
+    found = _kaizen_thread(memory, thread, bot_login)
+    if found is None:
         return None
-    first = comments[0]
-    experience_id = _bot_finding(first, bot_login)
-    if experience_id is None:
-        return None
-    base = f"resolved:{first['id']}"
-    standing = _standing_from(memory, experience_id, base)
+    _, experience_id, base, standing = found
     if not standing:
         return Applied(RETRACT_PREFIX + base, "unknown")
     return _take_back(memory, experience_id, standing)
