@@ -333,16 +333,9 @@ def record_feedback(self: Task, delivery: Delivery) -> dict[str, Any]:
                 applied = feedback.on_reply_deleted(
                     ctx.memory, parent, reply, bot_login=settings.bot_login
                 )
-            elif parent is not None and action == "edited":
-                applied = feedback.on_reply_edited(
-                    ctx.memory,
-                    parent,
-                    reply,
-                    bot_login=settings.bot_login,
-                    app_slug=settings.app_slug,
-                )
             elif parent is not None:
-                applied = feedback.on_reply(
+                said = feedback.on_reply_edited if action == "edited" else feedback.on_reply
+                applied = said(
                     ctx.memory,
                     parent,
                     reply,

@@ -120,17 +120,15 @@ def on_reply(
     memory: Memory, parent: dict[str, Any], reply: dict[str, Any], *, bot_login: str, app_slug: str
 ) -> Applied | None:
     """A reply in the thread of one of Kaizen's review comments."""
-    if (parent.get("user") or {}).get("login") != bot_login:
-        return None
-    found = parse_finding_marker(parent.get("body"))
+    experience_id = _bot_finding(parent, bot_login)
     user = (reply.get("user") or {}).get("login")
-    if found is None or user == bot_login:
+    if experience_id is None or user == bot_login:
         return None
     kind, reason = classify_reply(str(reply.get("body") or ""), app_slug)
     if kind is None:
         return None
     base = f"reply:{reply['id']}"
-    if _edited_already(memory, found.experience_id, base):
+    if _edited_already(memory, experience_id, base):
         # The reply's creation arrived after an edit of it (workers race): the words it
         # carries are the old ones, which the edit already replaced.
         return Applied(base, "duplicate")
@@ -138,7 +136,7 @@ def on_reply(
         memory,
         signal_id=base,
         kind=kind,
-        experience_id=found.experience_id,
+        experience_id=experience_id,
         at=_at(reply.get("created_at")),
         reason=reason,
         actor=user,

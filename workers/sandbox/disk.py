@@ -27,9 +27,9 @@ filesystem has a fixed number (one per 16 KB: about 6.5 million on 100 GB). A ru
 files as fast as it can runs the worker's filesystem out of inodes long before it writes
 its byte allowance, and then nothing on it can create a file. So the watch also bounds
 the entries a run adds (``limits.workspace_files``), by the same argument over the
-filesystem's free inodes. Filesystems that allocate inodes as they go (btrfs, XFS's
-dynamic inodes report a total but grow it) either report no inode count, and then only
-bytes are watched, or pay for inodes in blocks, which the byte limit sees.
+filesystem's free inodes. A filesystem that reports no inode count (btrfs, which
+allocates inodes from its free space) is watched by bytes only, and its entries are
+counted whenever the byte trigger makes the watch walk.
 """
 
 from __future__ import annotations
