@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from memory.sqlite import LocalSQLite
-from memory.types import Experience
+from memory.types import GONE_KIND, Experience
 
 if TYPE_CHECKING:
     import redis
@@ -31,6 +31,7 @@ def _rows(experiences: Sequence[Experience]) -> list[ArchivedSignal]:
         (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
         for e in experiences
         for r in e.extra.get("signals", [])
+        if r.get("kind") != GONE_KIND
     ]
 
 

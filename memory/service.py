@@ -30,7 +30,7 @@ from memory.feedback import DEFAULT_TABLE, Effect, UnknownSignal, combine, effec
 from memory.pending import PendingStore
 from memory.scores import RETRACT_PREFIX, InMemoryScoreStore, ScoreStore
 from memory.trajectories import TrajectoryStore
-from memory.types import Experience, Kind, Outcome, Signal
+from memory.types import GONE_KIND, GONE_PREFIX, Experience, Kind, Outcome, Signal
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +47,20 @@ OUTCOME_REWARD: Mapping[str, float] = {
 
 def standing_signals(experience: Experience) -> list[dict[str, Any]]:
     """The signal records on an experience that still speak: neither a retraction nor
-    taken back by one."""
+    taken back by one (nor a note that their source is gone, which says nothing itself)."""
     records = [dict(r) for r in experience.extra.get("signals", [])]
     taken_back = {str(r.get("retracts")) for r in records if r.get("kind") == "retraction"}
     return [
-        r for r in records if r.get("kind") != "retraction" and str(r.get("id")) not in taken_back
+        r
+        for r in records
+        if r.get("kind") not in ("retraction", GONE_KIND) and str(r.get("id")) not in taken_back
     ]
+
+
+def is_gone(experience: Experience, source: str) -> bool:
+    """Whether :meth:`Memory.mark_gone` recorded ``source`` (``reply:<id>``) as deleted."""
+    wanted = GONE_PREFIX + source
+    return any(str(r.get("id")) == wanted for r in experience.extra.get("signals", []))
 
 
 class UnknownExperience(LookupError):
@@ -269,6 +277,23 @@ class Memory:
             self.trajectories.clear_final_reward_for_experience(experience_id)
         return ApplyResult("applied" if retracted else "duplicate", str(outcome))
 
+    def mark_gone(self, experience_id: str, source: str) -> bool:
+        """Remember that ``source`` (``reply:<id>``), which spoke about this experience, was
+        deleted. GitHub does not promise to deliver events in order, and two workers may
+        take a reply's creation and its deletion at once: a creation or edit processed
+        after the deletion must not bring deleted words back. The note sits on the
+        experience with its signals (kept once, like them) and changes no score. False if
+        it was already there. Store errors propagate, so the task is retried.
+        """
+        current = self.experiences.get(experience_id)
+        if current is None:
+            raise UnknownExperience(f"no finding or fix with id {experience_id} in memory")
+        if is_gone(current, source):
+            return False
+        record = {"id": GONE_PREFIX + source, "kind": GONE_KIND, "at": time.time()}
+        self.experiences.record_signal(experience_id, record, str(current.outcome), None)
+        return True
+
     def _outcome_of(self, records: Iterable[Mapping[str, Any]]) -> Outcome:
         """The outcome a sequence of signal records gives, as apply_signal combined them."""
         outcome = Outcome.PENDING
@@ -307,6 +332,7 @@ class Memory:
             (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
             for e in self.experiences.iter_all()
             for r in e.extra.get("signals", [])
+            if r.get("kind") != GONE_KIND
         ]
         records.extend(self.archive.iter_signals())
         # Replayed through a store of the same half-life, so the sums are made exactly as

@@ -18,6 +18,12 @@ EXPERIENCE_NAMESPACE = uuid.UUID("6f1d3c52-52a4-4f38-9a0c-6b1f3f0a7e11")
 
 GLOBAL_SCOPE = "*"
 
+# A record on an experience saying that a GitHub object which spoke about it is gone (a
+# deleted reply). It carries no weights: rebuilds, archives and outcomes skip it, and the
+# feedback handlers refuse that object's words when its creation is processed late.
+GONE_KIND = "gone"
+GONE_PREFIX = "gone:"
+
 SEVERITIES = ("info", "low", "medium", "high", "security")
 SEVERITY_WEIGHT = {"info": 0.5, "low": 0.75, "medium": 1.0, "high": 1.5, "security": 3.0}
 

@@ -824,6 +824,23 @@ class FakeGitHub:
             self._webhook_secret = secret
             self._webhook_events = set(events) if events is not None else None
 
+    @property
+    def webhook_url(self) -> str | None:
+        with self._lock:
+            return self._webhook_url
+
+    def redeliver(self, delivery_id: int) -> None:
+        """What "Redeliver" in the App's settings does (and ``POST /app/hook/deliveries/{id}/
+        attempts``): queue the delivery again, same GUID and payload, marked a redelivery."""
+        with self._lock:
+            original = next(
+                (d for d in self._deliveries if d.id == delivery_id and d.status != "pending"),
+                None,
+            )
+            if original is None:
+                raise KeyError(f"no finished webhook delivery {delivery_id}")
+            self._queue_delivery(self._redelivery_of(original))
+
     def add_user(self, login: str, *, type: str = "User") -> dict[str, Any]:
         with self._lock:
             return self._user_json(self._ensure_user(login, type).login)
@@ -3550,20 +3567,20 @@ class FakeGitHub:
 
     @_handles("apps/redeliver-webhook-delivery")
     def _h_redeliver(self, ctx: _Ctx) -> _Resp:
-        original = self._find_delivery(ctx)
-        self._queue_delivery(
-            _Delivery(
-                id=next(self._ids),
-                guid=original.guid,
-                event=original.event,
-                action=original.action,
-                installation_id=original.installation_id,
-                repository_id=original.repository_id,
-                payload=original.payload,
-                redelivery=True,
-            )
-        )
+        self._queue_delivery(self._redelivery_of(self._find_delivery(ctx)))
         return _Resp(202, {})
+
+    def _redelivery_of(self, original: _Delivery) -> _Delivery:
+        return _Delivery(
+            id=next(self._ids),
+            guid=original.guid,
+            event=original.event,
+            action=original.action,
+            installation_id=original.installation_id,
+            repository_id=original.repository_id,
+            payload=original.payload,
+            redelivery=True,
+        )
 
     @_handles("rate-limit/get")
     def _h_rate_limit(self, ctx: _Ctx) -> _Resp:

@@ -211,3 +211,45 @@ def test_a_reply_created_event_arriving_after_its_edit_changes_nothing(memory: M
     )
     assert late is not None and late.status == "duplicate"
     assert counts(memory) == pytest.approx((0.0, 1.0), abs=0.01)
+
+
+def test_a_reply_deleted_before_its_creation_is_processed_never_counts(memory: Memory) -> None:
+    parent = kaizen_comment(memory, 16)
+    gone = feedback.on_reply_deleted(memory, parent, reply(61, "", ""), bot_login=BOT)
+    assert gone is not None and gone.status == "unknown"  # nothing had counted yet
+    late = feedback.on_reply(
+        memory, parent, reply(61, "/kaizen bad", stamp(0)), bot_login=BOT, app_slug="kaizen"
+    )
+    assert late is not None and late.status == "deleted"
+    edited = feedback.on_reply_edited(
+        memory, parent, reply(61, "/kaizen good", stamp(3)), bot_login=BOT, app_slug="kaizen"
+    )
+    assert edited is not None and edited.status == "deleted"
+    assert counts(memory) == (0.0, 0.0)
+    assert outcome(memory, parent) == "pending"
+    assert memory.rebuild().unchanged
+
+
+def test_a_deleted_reply_stays_deleted_when_its_edit_is_processed_after(memory: Memory) -> None:
+    parent = kaizen_comment(memory, 17)
+    first = feedback.on_reply(
+        memory, parent, reply(71, "/kaizen good", stamp(0)), bot_login=BOT, app_slug="kaizen"
+    )
+    assert first is not None and first.status == "applied"
+    gone = feedback.on_reply_deleted(memory, parent, reply(71, "", ""), bot_login=BOT)
+    assert gone is not None and gone.status == "applied"
+    again = feedback.on_reply_deleted(memory, parent, reply(71, "", ""), bot_login=BOT)
+    assert again is not None and again.status == "unknown"  # redelivered: nothing more
+    edited = feedback.on_reply_edited(
+        memory, parent, reply(71, "/kaizen bad noise", stamp(4)), bot_login=BOT, app_slug="kaizen"
+    )
+    assert edited is not None and edited.status == "deleted"
+    assert counts(memory) == pytest.approx((0.0, 0.0), abs=1e-9)
+    assert memory.rebuild().unchanged
+    stored = memory.experiences.get(str(feedback._bot_finding(parent, BOT)))
+    assert stored is not None
+    memory.archive.archive([stored])  # retention keeps the signals, not the deletion note
+    assert sorted(row[0] for row in memory.archive.iter_signals()) == [
+        "reply:71",
+        "retract:reply:71",
+    ]

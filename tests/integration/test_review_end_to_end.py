@@ -277,6 +277,32 @@ def test_a_deleted_reply_stops_counting(stack: Stack) -> None:
     assert scores(stack, "llm:maintainability")[1] == pytest.approx(before[1], abs=1e-6)
 
 
+def test_a_reply_whose_deletion_is_delivered_first_never_counts(stack: Stack) -> None:
+    """Both deliveries failed (Kaizen was down) and were redelivered newest first."""
+    fake = stack.fake
+    target = next(c for c in kaizen_comments(fake, 1) if pattern_of(c) == "llm:maintainability")
+    before = scores(stack, "llm:maintainability")
+    url = fake.webhook_url
+    fake.set_webhook(f"http://127.0.0.1:{free_port()}/webhooks/github", WEBHOOK_SECRET)
+    try:
+        reply = fake.reply_to_review_comment(REPO, 1, target["id"], "/kaizen bad", user="dave")
+        fake.delete_review_comment(REPO, 1, reply["id"], user="dave")
+        fake.wait_for_webhooks()
+    finally:
+        fake.set_webhook(url, WEBHOOK_SECRET)
+    failed = [
+        d
+        for d in fake.deliveries
+        if d["event"] == "pull_request_review_comment" and d["status_code"] == 0
+    ][-2:]
+    assert [d["action"] for d in failed] == ["created", "deleted"]
+    for delivery in reversed(failed):
+        fake.redeliver(delivery["id"])
+        fake.wait_for_webhooks()
+    fake.wait_for(lambda: "feedback deleted" in stack.worker_log.read_text(), timeout=60)
+    assert scores(stack, "llm:maintainability") == pytest.approx(before, abs=1e-6)
+
+
 def test_an_edited_reply_counts_its_new_words_instead(stack: Stack) -> None:
     fake = stack.fake
     target = next(c for c in kaizen_comments(fake, 1) if pattern_of(c) == "llm:maintainability")

@@ -11,7 +11,8 @@ suggestion committed or the commented lines changed (seen on the next push), rea
 until the PR closes (ignored).
 
 Developers change their minds, and what they take back stops counting: a deleted reply,
-an edited one (its new words count instead), a reopened thread (resolving it again is a
+an edited one (its new words count instead; a deleted reply's words stay gone even if
+its creation or an edit is processed after the deletion), a reopened thread (resolving it again is a
 new signal, whose id carries the delivery so a redelivery is still the same one).
 """
 
@@ -27,7 +28,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from memory.scores import RETRACT_PREFIX
-from memory.service import Memory, UnknownExperience, standing_signals
+from memory.service import Memory, UnknownExperience, is_gone, standing_signals
 from memory.types import Outcome, Signal
 from workers.review.render import parse_finding_marker
 
@@ -78,7 +79,7 @@ def _at(stamp: str | None) -> float:
 @dataclass
 class Applied:
     signal: str
-    status: str  # applied | duplicate | pending | unknown
+    status: str  # applied | duplicate | pending | unknown | deleted
 
 
 def apply(
@@ -128,10 +129,9 @@ def on_reply(
     if kind is None:
         return None
     base = f"reply:{reply['id']}"
-    if _edited_already(memory, experience_id, base):
-        # The reply's creation arrived after an edit of it (workers race): the words it
-        # carries are the old ones, which the edit already replaced.
-        return Applied(base, "duplicate")
+    late = _processed_late(memory, experience_id, base)
+    if late is not None:
+        return Applied(base, late)
     return apply(
         memory,
         signal_id=base,
@@ -157,11 +157,18 @@ def _standing_from(memory: Memory, experience_id: str, base: str) -> list[dict[s
     ]
 
 
-def _edited_already(memory: Memory, experience_id: str, base: str) -> bool:
-    """Whether an edit of this reply has been recorded (standing or taken back since)."""
+def _processed_late(memory: Memory, experience_id: str, base: str) -> str | None:
+    """Why a reply's words must not count now, if they must not: the reply was deleted
+    ("deleted"), or this is its creation and an edit of it has been recorded, standing or
+    taken back since ("duplicate": the old words, which the edit replaced). Workers race
+    and GitHub does not promise order, so a reply's events may be processed out of turn."""
     experience = memory.experiences.get(experience_id)
-    records = experience.extra.get("signals", []) if experience is not None else []
-    return any(str(r.get("id")).startswith(base + "@") for r in records)
+    if experience is None:
+        return None
+    if is_gone(experience, base):
+        return "deleted"
+    records = experience.extra.get("signals", [])
+    return "duplicate" if any(str(r.get("id")).startswith(base + "@") for r in records) else None
 
 
 def _take_back(memory: Memory, experience_id: str, records: list[dict[str, Any]]) -> Applied:
@@ -188,12 +195,16 @@ def on_reply_deleted(
     memory: Memory, parent: dict[str, Any], reply: dict[str, Any], *, bot_login: str
 ) -> Applied | None:
     """A reply that taught something was deleted: what it said (and said in its edits) is
-    taken back."""
+    taken back, and the deletion is remembered, so the reply's creation or an edit
+    processed after it (out of order) does not count."""
     experience_id = _bot_finding(parent, bot_login)
     if experience_id is None:
         return None
     base = f"reply:{reply['id']}"
     standing = _standing_from(memory, experience_id, base)
+    if standing is None:
+        return Applied(RETRACT_PREFIX + base, "unknown")
+    memory.mark_gone(experience_id, base)
     if not standing:
         return Applied(RETRACT_PREFIX + base, "unknown")
     return _take_back(memory, experience_id, standing)
@@ -218,6 +229,8 @@ def on_reply_edited(
     standing = _standing_from(memory, experience_id, base)
     if standing is None:
         return Applied(base, "unknown")
+    if _processed_late(memory, experience_id, base) == "deleted":
+        return Applied(base, "deleted")
     kind, reason = classify_reply(str(reply.get("body") or ""), app_slug)
     if kind is None and not standing:
         return None
