@@ -7,7 +7,8 @@ writes ``bench/results/learning_sim.json`` and ``bench/results/learning_sim.png`
     .venv/bin/python bench/learning_sim.py [--prs 1000] [--seed 0] [--seeds 5] [--json]
                                            [--png PATH] [--threshold T] [--half-life D]
                                            [--ignored-beta B] [--prior-strength S]
-                                           [--confidence C] [--not-optimistic]
+                                           [--confidence C] [--confidence-signals N]
+                                           [--not-optimistic]
                                            [--change-z Z|none]
                                            [--prs-per-day R] [--silent-accept-share F]
                                            [--no-extras] [--sweep]
@@ -205,7 +206,8 @@ SWEEP_GRID = {
     "half_life_days": (20.0, 30.0, 45.0),
     "ignored_beta": (0.3, 0.6, 1.0),
     "strength": (2.0, 4.0),
-    "confidence": (0.0, 64.0, 256.0, 1024.0),
+    "confidence": (256.0, 1024.0, 1536.0, 4096.0),
+    "confidence_signals": (0.0, 15.0, 30.0),
 }
 
 
@@ -215,7 +217,12 @@ def _sweep_one(job: tuple[int, list[int], dict[str, float], float]) -> dict[str,
         threshold=point["threshold"],
         half_life_days=point["half_life_days"],
         ignored_beta=point["ignored_beta"],
-        prior={**CHOSEN_PRIOR, "strength": point["strength"], "confidence": point["confidence"]},
+        prior={
+            **CHOSEN_PRIOR,
+            "strength": point["strength"],
+            "confidence": point["confidence"],
+            "confidence_signals": point["confidence_signals"],
+        },
     )
     runs = [
         run_simulation(
@@ -257,7 +264,7 @@ def sweep(prs: int, seeds: list[int], silent: float) -> list[dict[str, Any]]:
             print(
                 f"thr {r['threshold']:<5} half-life {r['half_life_days']:>3.0f}d "
                 f"ignored {r['ignored_beta']:<4} strength {r['strength']:>3.0f} "
-                f"confidence {r['confidence']:>4.0f}  "
+                f"confidence {r['confidence']:>4.0f}/{r['confidence_signals']:<2.0f}  "
                 f"regret {r['regret']:6.1f} (noise {r['regret_noise']:5.1f}) "
                 f"ratio {r['regret_ratio']:.3f}  prec@100+ {r['precision_after_100']:.3f} "
                 f"recall {r['recall']:.3f}  recover {r['recover']:3.0f} "
@@ -288,7 +295,14 @@ def main(argv: list[str] | None = None) -> int:
         "--confidence",
         type=float,
         default=defaults.prior["confidence"],
-        help="sample θ as if the posterior rested on this many more signals (0: plain)",
+        help="sample θ as if the posterior rested on up to this many more signals (0: plain)",
+    )
+    parser.add_argument(
+        "--confidence-signals",
+        type=float,
+        default=defaults.prior["confidence_signals"],
+        help="signals on a pattern at which the tempering reaches half of --confidence"
+        " (0: --confidence for every pattern)",
     )
     parser.add_argument(
         "--not-optimistic",
@@ -335,7 +349,12 @@ def main(argv: list[str] | None = None) -> int:
         threshold=args.threshold,
         half_life_days=args.half_life,
         ignored_beta=args.ignored_beta,
-        prior={**CHOSEN_PRIOR, "strength": args.prior_strength, "confidence": args.confidence},
+        prior={
+            **CHOSEN_PRIOR,
+            "strength": args.prior_strength,
+            "confidence": args.confidence,
+            "confidence_signals": args.confidence_signals,
+        },
         optimistic=not args.not_optimistic,
         change_z=None if args.change_z.lower() == "none" else float(args.change_z),
     )

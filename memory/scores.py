@@ -32,10 +32,11 @@ instead of coming back as soon as its recent evidence fades.
 
 Posteriors are Beta distributions shrunk repo → org → global, each level towards the
 other repos' evidence only (:func:`posterior`), and :func:`select` chooses what to post by
-tempered Thompson sampling (θ drawn around the posterior mean with ``Prior.confidence``
-more signals' worth of evidence, at most one try-out per PR) under a per-PR budget. Security
-findings are never suppressed by learning, only by an explicit mute; every suppressed
-candidate keeps its sampled score for the shadow log.
+tempered Thompson sampling (θ drawn around the posterior mean with more signals' worth of
+evidence the more often the team has judged the pattern, :func:`tempering`; at most one
+try-out per PR) under a per-PR budget. Security findings are never suppressed by
+learning, only by an explicit mute; every suppressed candidate keeps its sampled score
+for the shadow log.
 
 The math and the selection rules are pure functions; the three stores (in memory, SQLite,
 Redis) only add and read numbers. Nothing connects or writes at import.
@@ -100,6 +101,7 @@ __all__ = [
     "regime_counts",
     "select",
     "shrink",
+    "tempering",
     "validate_pattern",
     "validate_repo",
     "validate_scope",
@@ -1390,32 +1392,56 @@ def mean_and_interval(a: float, b: float, level: float = 0.9) -> tuple[float, fl
 class Prior:
     """The global prior Beta(alpha, beta); how many signals' worth of weight each level's
     estimate lends the level below it (``strength``); and how sharply :func:`select`
-    samples around the posterior mean (``confidence``, see :func:`choose`).
+    samples around the posterior mean (``confidence``, reached as the repository's signals
+    on a pattern grow past ``confidence_signals``; see :func:`tempering`).
 
     The defaults are the learning simulation's choice (``bench/learning_sim.py``):
     ``strength`` 2, so a repository with no other repos around it gets the plain Bayesian
-    posterior Beta(1 + accepts, 1 + rejects); ``confidence`` 256, because sampling from
-    the plain posterior keeps re-trying patterns the team turned down every time their
-    evidence decays. In the simulation plain sampling (0) had 1.7 times the regret of 256,
-    64 1.1 times; 1024 buries valuable patterns after a few unlucky rejections (1.25).
+    posterior Beta(1 + accepts, 1 + rejects). Sampling from that plain posterior keeps
+    re-trying patterns the team turned down every time their evidence decays (1.7 times
+    the regret), so θ is drawn as if the posterior rested on more signals: a fixed 256 did
+    best of the fixed values (64: 1.1 times the regret, 1024: 1.25, burying valuable
+    patterns after a few unlucky rejections). Tempering by how much the team has said
+    about the pattern does better than any fixed value: ``confidence`` 1536 at
+    ``confidence_signals`` 15 (about 100 per signal at first) keeps a pattern judged on
+    two or three signals in play and one turned down twenty times quiet (40 seeds:
+    regret 0.295 → 0.285 of ε-greedy's, drift recovery 141 → 115 PRs; on 40 other seeds
+    0.325 → 0.305 and 173 → 143). ``confidence_signals`` 0 gives the fixed ``confidence``.
     """
 
     alpha: float = 1.0
     beta: float = 1.0
     strength: float = 2.0
-    confidence: float = 256.0
+    confidence: float = 1536.0
+    confidence_signals: float = 15.0
 
     def __post_init__(self) -> None:
-        for name in ("alpha", "beta", "strength", "confidence"):
+        for name in ("alpha", "beta", "strength", "confidence", "confidence_signals"):
             value = getattr(self, name)
             number = not isinstance(value, bool) and isinstance(value, int | float)
-            bound = ">= 0" if name == "confidence" else "> 0"
-            if not (
-                number
-                and math.isfinite(value)
-                and (value >= 0 if name == "confidence" else value > 0)
-            ):
+            zero_ok = name in ("confidence", "confidence_signals")
+            bound = ">= 0" if zero_ok else "> 0"
+            if not (number and math.isfinite(value) and (value >= 0 if zero_ok else value > 0)):
                 raise ValueError(f"Prior.{name} must be a finite number {bound}, not {value!r}")
+
+
+def tempering(signals: float, prior: Prior = Prior()) -> float:
+    """How many extra signals' worth of evidence θ is drawn with (:func:`choose`), for a
+    pattern on which the repository has given ``signals`` signals (undecayed, retractions
+    taken off: :meth:`ScoreStore.totals`).
+
+    ``confidence · n / (n + confidence_signals)``: nothing for a pattern never judged, so
+    its first findings are sampled from the plain prior; about ``confidence /
+    confidence_signals`` per signal while there are few, so a valued pattern buried by two
+    unlucky rejections is tried again soon; and ``confidence`` in the end, so a pattern the
+    team has turned down many times is not re-tried merely because its evidence faded.
+    The count does not decay: how often the team has spoken, not how recently, is what
+    says its verdict was not luck.
+    """
+    n = max(0.0, float(signals))
+    if prior.confidence_signals == 0.0:
+        return prior.confidence
+    return prior.confidence * n / (n + prior.confidence_signals)
 
 
 def shrink(
@@ -1592,6 +1618,7 @@ def choose(
     confidence: float = Prior().confidence,
     max_explore: int = 1,
     optimistic: bool = True,
+    confidences: Mapping[tuple[str, str], float] | None = None,
 ) -> Selection:
     """Pure selection given each (repo, pattern)'s posterior; see :func:`select`.
 
@@ -1602,7 +1629,9 @@ def choose(
     Tempered sampling: θ comes from the posterior (plus votes) with ``confidence`` more
     signals' worth of evidence at the same mean, Beta(a + c·m, b + c·(1 - m)); 0 samples
     the plain posterior. The mean decides, and the spread only lets patterns near the
-    threshold, or whose evidence has faded, be tried now and then.
+    threshold, or judged on few signals, be tried now and then. ``c`` is ``confidence``
+    for every candidate, or ``confidences[(repo, pattern)]`` where given (:func:`select`
+    passes :func:`tempering` of each pattern's signal count).
 
     Optimistic sampling (``optimistic``, the default; May et al. 2012, "Optimistic Bayesian
     sampling in contextual-bandit problems"): θ is the larger of the draw and the
@@ -1636,11 +1665,14 @@ def choose(
         raise ValueError(f"optimistic must be True or False, not {optimistic!r}")
     _check_candidates(candidates)
 
-    def draw(u: float, a: float, b: float) -> tuple[float, float]:
+    for value in (confidences or {}).values():
+        _check_number("confidence", value)
+
+    def draw(u: float, a: float, b: float, c: float) -> tuple[float, float]:
         """(θ, mean) of the tempered posterior at ``u``; θ ≥ mean when optimistic."""
         _check_shape(a, b)
         m = a / (a + b)
-        theta = beta_quantile(u, a + confidence * m, b + confidence * (1.0 - m))
+        theta = beta_quantile(u, a + c * m, b + c * (1.0 - m))
         return (max(theta, m) if optimistic else theta), m
 
     selection = Selection()
@@ -1655,14 +1687,15 @@ def choose(
         if use_votes:
             na += neighbour_weight * c.neighbour_accepts
             nb += neighbour_weight * c.neighbour_rejects
-        theta, m = draw(u, na, nb)
+        temper = (confidences or {}).get((c.repo, c.pattern), confidence)
+        theta, m = draw(u, na, nb, temper)
         score = theta * SEVERITY_WEIGHT[c.severity]
         if is_muted(c.pattern, c.repo, mutes):
             selection.suppressed.append(Decision(c, theta, score, "muted"))
         elif c.severity == "security":
             selection.posted.append(Decision(c, theta, score, "security"))
         elif theta < threshold:
-            flipped = use_votes and draw(u, a, b)[0] >= threshold
+            flipped = use_votes and draw(u, a, b, temper)[0] >= threshold
             reason = "neighbours" if flipped else "learned"
             selection.suppressed.append(Decision(c, theta, score, reason))
         else:
@@ -1721,8 +1754,9 @@ def select(
 
     Sampling rather than thresholding the mean keeps exploring: a pattern with little
     evidence is sometimes shown, so it can earn its way back. How much is set by
-    ``prior.confidence`` (θ is drawn with that many more signals' worth of evidence at the
-    posterior's mean; :func:`choose`) and the one try-out per PR; never, with
+    :func:`tempering` (θ is drawn with more signals' worth of evidence at the posterior's
+    mean the more often the repository has judged the pattern, up to
+    ``prior.confidence``; :func:`choose`) and the one try-out per PR; never, with
     ``optimistic``, by holding back a finding the posterior mean already favours.
     """
     _check_candidates(candidates)
@@ -1731,6 +1765,10 @@ def select(
         key = (c.repo, c.pattern)
         if key not in posteriors:
             posteriors[key] = posterior(store, c.repo, c.pattern, now, prior, change_z=change_z)
+    confidences = {
+        (repo, pattern): tempering(store.totals(repo, pattern).n, prior)
+        for repo, pattern in posteriors
+    }
     return choose(
         candidates,
         posteriors,
@@ -1742,4 +1780,5 @@ def select(
         min_neighbours=min_neighbours,
         confidence=prior.confidence,
         optimistic=optimistic,
+        confidences=confidences,
     )

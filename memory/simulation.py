@@ -44,7 +44,10 @@ alongside. What is left is mostly patterns the team *started* to want: Kaizen on
 learns that from a try-out, and try-outs of patterns it has seen rejected are rare by
 design (each one costs precision on a steady team), while the oracle posts them from the
 first PR after the drift; and patterns that cross the line only just (0.55 → 0.45), which
-no test on a few dozen signals can tell from noise.
+no test on a few dozen signals can tell from noise. Tempering the sampling by how often
+the team has judged a pattern (``memory.scores.tempering``) rather than by a fixed amount
+took recovery to 115 PRs and regret to 0.285 of ε-greedy's (40 seeds; 141 and 0.295
+before).
 
 Precision and the oracle. "Precision" is what a team sees: the share of posted comments
 it accepted. The oracle posts exactly the findings whose hidden acceptance probability
@@ -467,6 +470,7 @@ CHOSEN_PRIOR: Mapping[str, float] = {
     "beta": _DEFAULT_PRIOR.beta,
     "strength": _DEFAULT_PRIOR.strength,
     "confidence": _DEFAULT_PRIOR.confidence,
+    "confidence_signals": _DEFAULT_PRIOR.confidence_signals,
 }
 
 
@@ -493,12 +497,20 @@ class KaizenParams:
       so with one repo the posterior is the plain Beta(1 + accepts, 1 + rejects) instead
       of counting every signal three times (the old ``strength=64`` only looked good
       because that double count sharpened the posterior);
-    - ``Prior(confidence=256)`` and one try-out per PR (``memory.scores.choose``): θ is
-      sampled around the posterior mean as if it rested on 256 more signals. Unwanted
-      style patterns made most of the regret, re-tried each time their evidence decayed;
-      now the mean decides and only patterns near the line are tried. Regret relative to
-      256: plain Thompson sampling (0) 1.7x, 64 1.1x, 1024 1.25x (buries valuable
-      patterns after a few unlucky rejections);
+    - ``Prior(confidence=1536, confidence_signals=15)`` and one try-out per PR
+      (``memory.scores.choose``, ``memory.scores.tempering``): θ is sampled around the
+      posterior mean as if it rested on more signals the more the repository has given
+      on the pattern, about 100 per signal at first and 1536 at most. Unwanted style
+      patterns made most of the regret, re-tried each time their evidence decayed; now
+      the mean decides and only patterns near the line are tried. The earlier rule was a
+      fixed amount; relative to a fixed 256, plain Thompson sampling (0) had 1.7x the
+      regret, 64 1.1x, 1024 1.25x (it buries valuable patterns after a few unlucky
+      rejections). Growing with the signals keeps a valued pattern buried by two unlucky
+      rejections in play and one turned down twenty times quiet: seeds 0-39, regret
+      286 → 276 (ratio to ε-greedy 0.295 → 0.285), drift recovery 141 → 115 PRs; seeds
+      40-79, which played no part in choosing, 0.325 → 0.305 and 173 → 143. From 10 to 30
+      signals at about 100 per signal did about as well; a cap of 4096 recovered faster
+      (93 PRs) at 0.317 of ε-greedy's regret;
     - half-life 30 days (at 4 PRs a day: 120 PRs): shorter forgets rejections and
       re-posts noise, longer is slower to follow the team's change of mind;
     - ``optimistic`` (θ = max(draw, posterior mean)): a finding the posterior already

@@ -37,6 +37,7 @@ from memory.scores import (
     posterior,
     select,
     shrink,
+    tempering,
 )
 from memory.types import SEVERITY_WEIGHT, Candidate
 
@@ -620,10 +621,19 @@ def test_optimistic_sampling_never_holds_back_a_favoured_pattern() -> None:
     posteriors = {(REPO, "ruff:B006"): (13.0, 12.0)}
     plain_held = 0
     for seed in range(300):
-        optimistic = choose([cand("c")], posteriors, rng=random.Random(seed), budget=5)
+        optimistic = choose(
+            [cand("c")], posteriors, rng=random.Random(seed), budget=5, confidence=256.0
+        )
         assert reasons(optimistic) == {"c": "selected"}
         assert optimistic.posted[0].sampled >= 0.52
-        plain = choose([cand("c")], posteriors, rng=random.Random(seed), budget=5, optimistic=False)
+        plain = choose(
+            [cand("c")],
+            posteriors,
+            rng=random.Random(seed),
+            budget=5,
+            optimistic=False,
+            confidence=256.0,
+        )
         plain_held += not plain.posted
         # the same uniform: optimism only ever raises θ
         assert optimistic.posted[0].sampled >= (plain.posted + plain.suppressed)[0].sampled
@@ -661,10 +671,44 @@ def test_confidence_samples_around_the_mean() -> None:
     assert posted(256.0) == 0
     near = {(REPO, "ruff:B006"): (9.5, 10.5)}  # mean 0.475: still tried now and then
     tried = sum(
-        len(choose([cand("c")], near, rng=random.Random(seed), budget=5).posted)
+        len(
+            choose([cand("c")], near, rng=random.Random(seed), budget=5, confidence=256.0).posted
+        )
         for seed in range(300)
     )
     assert 30 < tried < 150
+
+
+def test_tempering_grows_with_the_signals_a_pattern_has_had() -> None:
+    prior = Prior(confidence=1500.0, confidence_signals=15.0)
+    assert tempering(0, prior) == 0.0  # never judged: the plain posterior
+    assert tempering(3, prior) == pytest.approx(250.0)  # 100 per signal at first
+    assert tempering(15, prior) == pytest.approx(750.0)
+    assert tempering(1_000_000, prior) == pytest.approx(1500.0, rel=1e-4)
+    assert tempering(-2, prior) == 0.0  # more retracted than counted (a race): none
+    assert tempering(3, Prior(confidence=256.0, confidence_signals=0.0)) == 256.0  # fixed
+    with pytest.raises(ValueError, match="confidence_signals"):
+        Prior(confidence_signals=-1.0)
+    with pytest.raises(ValueError, match="confidence_signals"):
+        Prior(confidence_signals=math.nan)
+
+
+def test_a_pattern_judged_on_few_signals_is_tried_again_sooner_than_one_judged_often() -> None:
+    # a third accepted, the rest ignored (0.6 each): posterior means 0.476 on 3 signals
+    # and 0.458 on 30, both below the line
+    store = InMemoryScoreStore(H_DAYS)
+    for i, (pattern, n) in enumerate((("p:few", 3), ("p:many", 30))):
+        for k in range(n):
+            accepted = k % 3 == 0
+            store.apply(f"s{i}-{k}", REPO, pattern, float(accepted), 0.0 if accepted else 0.6, NOW)
+    assert store.totals(REPO, "p:few").n == 3
+
+    def tried(pattern: str) -> int:
+        return sum(len(run(store, [cand("c", pattern)], seed).posted) for seed in range(300))
+
+    few, many = tried("p:few"), tried("p:many")
+    assert few > 20
+    assert many < few / 4
 
 
 def test_at_most_one_try_out_per_pr() -> None:
