@@ -671,9 +671,7 @@ def test_confidence_samples_around_the_mean() -> None:
     assert posted(256.0) == 0
     near = {(REPO, "ruff:B006"): (9.5, 10.5)}  # mean 0.475: still tried now and then
     tried = sum(
-        len(
-            choose([cand("c")], near, rng=random.Random(seed), budget=5, confidence=256.0).posted
-        )
+        len(choose([cand("c")], near, rng=random.Random(seed), budget=5, confidence=256.0).posted)
         for seed in range(300)
     )
     assert 30 < tried < 150
