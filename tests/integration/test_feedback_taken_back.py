@@ -200,31 +200,34 @@ def test_edits_that_teach_nothing_are_ignored(memory: Memory) -> None:
     assert counts(memory) == (0.0, 0.0)
 
 
+def said(
+    memory: Memory, parent: dict[str, Any], reply_id: int, body: str, minute: int, *, edit: bool
+) -> str | None:
+    """The status of a reply's creation (``edit`` False) or edit, as the worker handles it."""
+    handler = feedback.on_reply_edited if edit else feedback.on_reply
+    applied = handler(
+        memory, parent, reply(reply_id, body, stamp(minute)), bot_login=BOT, app_slug="kaizen"
+    )
+    return None if applied is None else applied.status
+
+
+def deleted(memory: Memory, parent: dict[str, Any], reply_id: int) -> str | None:
+    applied = feedback.on_reply_deleted(memory, parent, reply(reply_id, "", ""), bot_login=BOT)
+    return None if applied is None else applied.status
+
+
 def test_a_reply_created_event_arriving_after_its_edit_changes_nothing(memory: Memory) -> None:
     parent = kaizen_comment(memory, 15)
-    edited = feedback.on_reply_edited(
-        memory, parent, reply(51, "/kaizen bad", stamp(5)), bot_login=BOT, app_slug="kaizen"
-    )
-    assert edited is not None and edited.status == "applied"
-    late = feedback.on_reply(
-        memory, parent, reply(51, "/kaizen good", stamp(0)), bot_login=BOT, app_slug="kaizen"
-    )
-    assert late is not None and late.status == "duplicate"
+    assert said(memory, parent, 51, "/kaizen bad", 5, edit=True) == "applied"
+    assert said(memory, parent, 51, "/kaizen good", 0, edit=False) == "duplicate"
     assert counts(memory) == pytest.approx((0.0, 1.0), abs=0.01)
 
 
 def test_a_reply_deleted_before_its_creation_is_processed_never_counts(memory: Memory) -> None:
     parent = kaizen_comment(memory, 16)
-    gone = feedback.on_reply_deleted(memory, parent, reply(61, "", ""), bot_login=BOT)
-    assert gone is not None and gone.status == "unknown"  # nothing had counted yet
-    late = feedback.on_reply(
-        memory, parent, reply(61, "/kaizen bad", stamp(0)), bot_login=BOT, app_slug="kaizen"
-    )
-    assert late is not None and late.status == "deleted"
-    edited = feedback.on_reply_edited(
-        memory, parent, reply(61, "/kaizen good", stamp(3)), bot_login=BOT, app_slug="kaizen"
-    )
-    assert edited is not None and edited.status == "deleted"
+    assert deleted(memory, parent, 61) == "unknown"  # nothing had counted yet
+    assert said(memory, parent, 61, "/kaizen bad", 0, edit=False) == "deleted"
+    assert said(memory, parent, 61, "/kaizen good", 3, edit=True) == "deleted"
     assert counts(memory) == (0.0, 0.0)
     assert outcome(memory, parent) == "pending"
     assert memory.rebuild().unchanged
@@ -232,18 +235,10 @@ def test_a_reply_deleted_before_its_creation_is_processed_never_counts(memory: M
 
 def test_a_deleted_reply_stays_deleted_when_its_edit_is_processed_after(memory: Memory) -> None:
     parent = kaizen_comment(memory, 17)
-    first = feedback.on_reply(
-        memory, parent, reply(71, "/kaizen good", stamp(0)), bot_login=BOT, app_slug="kaizen"
-    )
-    assert first is not None and first.status == "applied"
-    gone = feedback.on_reply_deleted(memory, parent, reply(71, "", ""), bot_login=BOT)
-    assert gone is not None and gone.status == "applied"
-    again = feedback.on_reply_deleted(memory, parent, reply(71, "", ""), bot_login=BOT)
-    assert again is not None and again.status == "unknown"  # redelivered: nothing more
-    edited = feedback.on_reply_edited(
-        memory, parent, reply(71, "/kaizen bad noise", stamp(4)), bot_login=BOT, app_slug="kaizen"
-    )
-    assert edited is not None and edited.status == "deleted"
+    assert said(memory, parent, 71, "/kaizen good", 0, edit=False) == "applied"
+    assert deleted(memory, parent, 71) == "applied"
+    assert deleted(memory, parent, 71) == "unknown"  # redelivered: nothing more
+    assert said(memory, parent, 71, "/kaizen bad noise", 4, edit=True) == "deleted"
     assert counts(memory) == pytest.approx((0.0, 0.0), abs=1e-9)
     assert memory.rebuild().unchanged
     stored = memory.experiences.get(str(feedback._bot_finding(parent, BOT)))
