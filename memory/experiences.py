@@ -108,6 +108,10 @@ class ExperienceStoreError(RuntimeError):
     """The experience store cannot be used as configured."""
 
 
+class SignalRefused(LookupError):
+    """The experience holds the record that bars this signal (its source was deleted)."""
+
+
 class StoreLocked(ExperienceStoreError):
     """Embedded Qdrant storage is already open in another process (or client)."""
 
@@ -428,7 +432,13 @@ class ExperienceStore:
             )
 
     def record_signal(
-        self, id: str, signal: Mapping[str, Any], outcome: str, reflection: str | None
+        self,
+        id: str,
+        signal: Mapping[str, Any],
+        outcome: str,
+        reflection: str | None,
+        *,
+        unless: str | None = None,
     ) -> bool:
         """Append a developer signal to an experience, once; set its outcome.
 
@@ -437,6 +447,10 @@ class ExperienceStore:
         record whose id is already there changes nothing (GitHub redelivers, pollers
         repeat). ``reflection`` (a developer's reason) is appended to ``reflections`` and
         becomes the experience's ``reflection``. Returns False if there is no such point.
+
+        ``unless`` names a record whose presence bars this one (a deleted reply's note):
+        checked in the same compare-and-set as the write, so a writer that checked just
+        before the barring record landed is still refused (``SignalRefused``).
         """
         if "id" not in signal:
             raise ValueError("a signal record needs an 'id'")
@@ -459,6 +473,8 @@ class ExperienceStore:
                 signals = list(payload.get("signals") or [])
                 if any(str(s.get("id")) == record_id for s in signals):
                     return True
+                if unless is not None and any(str(s.get("id")) == unless for s in signals):
+                    raise SignalRefused(f"signal {record_id} on {id} is barred by {unless}")
                 revision = int(payload.get("revision") or 0)
                 update: dict[str, Any] = {
                     "signals": [*signals, record],

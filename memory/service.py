@@ -25,7 +25,7 @@ from typing import Any
 
 from memory.activity import ActivityLog, Event
 from memory.archive import ArchiveStore
-from memory.experiences import ExperienceStore
+from memory.experiences import ExperienceStore, SignalRefused
 from memory.feedback import DEFAULT_TABLE, Effect, UnknownSignal, combine, effect_of
 from memory.pending import PendingStore
 from memory.scores import RETRACT_PREFIX, InMemoryScoreStore, ScoreStore
@@ -57,6 +57,12 @@ def standing_signals(experience: Experience) -> list[dict[str, Any]]:
     ]
 
 
+def source_of(signal_id: str) -> str:
+    """The GitHub object a signal id comes from: ``reply:<id>`` for ``reply:<id>`` and for
+    its edits (``reply:<id>@<time>#<digest>``)."""
+    return signal_id.split("@", 1)[0]
+
+
 def is_gone(experience: Experience, source: str) -> bool:
     """Whether :meth:`Memory.mark_gone` recorded ``source`` (``reply:<id>``) as deleted."""
     wanted = GONE_PREFIX + source
@@ -69,7 +75,7 @@ class UnknownExperience(LookupError):
 
 @dataclass
 class ApplyResult:
-    status: str  # applied | duplicate | pending
+    status: str  # applied | duplicate | pending | deleted (see mark_gone)
     outcome: str | None = None
 
 
@@ -170,8 +176,16 @@ class Memory:
                 "actor": signal.actor,
             }
             self.experiences.record_signal(
-                signal.experience_id, record, str(outcome), signal.reason
+                signal.experience_id,
+                record,
+                str(outcome),
+                signal.reason,
+                unless=GONE_PREFIX + source_of(signal.id),
             )
+        except SignalRefused:
+            # what it came from was deleted (mark_gone) before it could count
+            self.pending.done(signal.id)
+            return ApplyResult("deleted")
         except UnknownExperience:
             raise
         except Exception as exc:  # Qdrant down or locked: park it, lose nothing
@@ -282,8 +296,11 @@ class Memory:
         deleted. GitHub does not promise to deliver events in order, and two workers may
         take a reply's creation and its deletion at once: a creation or edit processed
         after the deletion must not bring deleted words back. The note sits on the
-        experience with its signals (kept once, like them) and changes no score. False if
-        it was already there. Store errors propagate, so the task is retried.
+        experience with its signals (kept once, like them) and changes no score; from then
+        on :meth:`apply_signal` refuses that reply's signals, in the same compare-and-set
+        as their write. A signal written just before the note still stands: the caller
+        reads what stands *after* marking and takes it back. False if the note was already
+        there. Store errors propagate, so the task is retried.
         """
         current = self.experiences.get(experience_id)
         if current is None:

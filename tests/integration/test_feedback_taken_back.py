@@ -248,3 +248,38 @@ def test_a_deleted_reply_stays_deleted_when_its_edit_is_processed_after(memory: 
         "reply:71",
         "retract:reply:71",
     ]
+
+
+def test_a_reply_written_after_its_deletion_was_marked_is_refused_by_the_store(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two workers at once: the creation's check ran before the deletion's note landed
+    parent = kaizen_comment(memory, 18)
+    monkeypatch.setattr(feedback, "_processed_late", lambda *args: None)
+    exp_id = str(feedback._bot_finding(parent, BOT))
+    assert memory.mark_gone(exp_id, "reply:81")
+    assert not memory.mark_gone(exp_id, "reply:81")  # once
+    assert said(memory, parent, 81, "/kaizen bad", 0, edit=False) == "deleted"
+    assert counts(memory) == (0.0, 0.0)
+    assert memory.rebuild().unchanged
+
+
+def test_a_parked_reply_whose_reply_was_deleted_meanwhile_is_dropped(memory: Memory) -> None:
+    # Qdrant was down when the reply came (parked); the deletion was processed first
+    parent = kaizen_comment(memory, 19)
+    exp_id = str(feedback._bot_finding(parent, BOT))
+    memory.pending.park(
+        Signal(
+            id="reply:91",
+            kind="bad",
+            experience_id=exp_id,
+            repo=REPO,
+            pattern=PATTERN,
+            at=time.time(),
+        ),
+        "ConnectionError: qdrant down",
+    )
+    assert deleted(memory, parent, 91) == "unknown"
+    assert memory.retry_pending() == 1  # dealt with: dropped, not applied
+    assert memory.pending.all() == []
+    assert counts(memory) == (0.0, 0.0)

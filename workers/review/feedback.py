@@ -201,10 +201,13 @@ def on_reply_deleted(
     if experience_id is None:
         return None
     base = f"reply:{reply['id']}"
-    standing = _standing_from(memory, experience_id, base)
-    if standing is None:
+    try:
+        memory.mark_gone(experience_id, base)
+    except UnknownExperience:
         return Applied(RETRACT_PREFIX + base, "unknown")
-    memory.mark_gone(experience_id, base)
+    # read after the note: a creation written before it landed is seen here and taken
+    # back; one written after it is refused by the store
+    standing = _standing_from(memory, experience_id, base)
     if not standing:
         return Applied(RETRACT_PREFIX + base, "unknown")
     return _take_back(memory, experience_id, standing)
