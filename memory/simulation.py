@@ -508,7 +508,8 @@ class KaizenParams:
       rejections). Growing with the signals keeps a valued pattern buried by two unlucky
       rejections in play and one turned down twenty times quiet: seeds 0-39, regret
       286 → 276 (ratio to ε-greedy 0.295 → 0.285), drift recovery 141 → 115 PRs; seeds
-      40-79, which played no part in choosing, 0.325 → 0.305 and 173 → 143. From 10 to 30
+      40-79 and 80-119, which played no part in choosing, 0.325 → 0.305 and 173 → 143,
+      0.323 → 0.290 and 176 → 128. From 10 to 30
       signals at about 100 per signal did about as well; a cap of 4096 recovered faster
       (93 PRs) at 0.317 of ε-greedy's regret;
     - half-life 30 days (at 4 PRs a day: 120 PRs): shorter forgets rejections and
