@@ -73,6 +73,18 @@ def counts(memory: Memory) -> tuple[float, float]:
     return memory.scores.counts(REPO, PATTERN, time.time())
 
 
+def signal(signal_id: str, kind: str, experience_id: str) -> Signal:
+    """A signal on this file's pattern, given now."""
+    return Signal(
+        id=signal_id,
+        kind=kind,
+        experience_id=experience_id,
+        repo=REPO,
+        pattern=PATTERN,
+        at=time.time(),
+    )
+
+
 def outcome(memory: Memory, comment: dict[str, Any]) -> str:
     exp_id = feedback._bot_finding(comment, BOT)
     assert exp_id is not None
@@ -116,16 +128,7 @@ def test_resolving_a_comment_a_push_already_counted_as_addressed_adds_nothing(
     first = kaizen_comment(memory, 12, outdated=True)
     exp_id = feedback._bot_finding(first, BOT)
     assert exp_id is not None
-    memory.apply_signal(
-        Signal(
-            id="addressed:12",
-            kind="addressed",
-            experience_id=exp_id,
-            repo=REPO,
-            pattern=PATTERN,
-            at=time.time(),
-        )
-    )
+    memory.apply_signal(signal("addressed:12", "addressed", exp_id))
     before = counts(memory)
     applied = feedback.on_thread_resolved(
         memory, {"comments": [first]}, bot_login=BOT, actor="alice", delivery_id="guid-9"
@@ -268,17 +271,7 @@ def test_a_parked_reply_whose_reply_was_deleted_meanwhile_is_dropped(memory: Mem
     # Qdrant was down when the reply came (parked); the deletion was processed first
     parent = kaizen_comment(memory, 19)
     exp_id = str(feedback._bot_finding(parent, BOT))
-    memory.pending.park(
-        Signal(
-            id="reply:91",
-            kind="bad",
-            experience_id=exp_id,
-            repo=REPO,
-            pattern=PATTERN,
-            at=time.time(),
-        ),
-        "ConnectionError: qdrant down",
-    )
+    memory.pending.park(signal("reply:91", "bad", exp_id), "ConnectionError: qdrant down")
     assert deleted(memory, parent, 91) == "unknown"
     assert memory.retry_pending() == 1  # dealt with: dropped, not applied
     assert memory.pending.all() == []
