@@ -13,7 +13,7 @@ others' archived signals.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 ArchivedSignal = tuple[str, str, str, float, float, float]  # id, repo, pattern, alpha, beta, at
 
 
-def _rows(experiences: Sequence[Experience]) -> list[ArchivedSignal]:
+def signal_rows(experiences: Iterable[Experience]) -> list[ArchivedSignal]:
+    """The weighted signal records of ``experiences``, as rebuilds and the archive keep
+    them (a deleted reply's note carries no weights and is left out)."""
     return [
         (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
         for e in experiences
@@ -59,7 +61,7 @@ class SignalArchive:
         )
 
     def archive(self, experiences: Sequence[Experience]) -> int:
-        rows = _rows(experiences)
+        rows = signal_rows(experiences)
         conn = self._db.conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -92,7 +94,7 @@ class RedisSignalArchive:
         self._key = f"{{{prefix}}}:archived_signals"
 
     def archive(self, experiences: Sequence[Experience]) -> int:
-        rows = _rows(experiences)
+        rows = signal_rows(experiences)
         pipe = self._r.pipeline(transaction=True)
         for sid, repo, pattern, alpha, beta, at in rows:
             pipe.hsetnx(self._key, sid, json.dumps([repo, pattern, alpha, beta, at]))

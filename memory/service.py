@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.activity import ActivityLog, Event
-from memory.archive import ArchiveStore
+from memory.archive import ArchiveStore, signal_rows
 from memory.experiences import ExperienceStore, SignalRefused
 from memory.feedback import DEFAULT_TABLE, Effect, UnknownSignal, combine, effect_of
 from memory.pending import PendingStore
@@ -63,7 +63,7 @@ def source_of(signal_id: str) -> str:
     return signal_id.split("@", 1)[0]
 
 
-def is_gone(experience: Experience, source: str) -> bool:
+def _is_gone(experience: Experience, source: str) -> bool:
     """Whether :meth:`Memory.mark_gone` recorded ``source`` (``reply:<id>``) as deleted."""
     wanted = GONE_PREFIX + source
     return any(str(r.get("id")) == wanted for r in experience.extra.get("signals", []))
@@ -305,7 +305,7 @@ class Memory:
         current = self.experiences.get(experience_id)
         if current is None:
             raise UnknownExperience(f"no finding or fix with id {experience_id} in memory")
-        if is_gone(current, source):
+        if _is_gone(current, source):
             return False
         record = {"id": GONE_PREFIX + source, "kind": GONE_KIND, "at": time.time()}
         self.experiences.record_signal(experience_id, record, str(current.outcome), None)
@@ -345,12 +345,7 @@ class Memory:
         self.retry_pending()
         before = self.scores.snapshot()
         before_recent = self.scores.recent_snapshot()
-        records = [
-            (str(r["id"]), e.repo, e.pattern, float(r["alpha"]), float(r["beta"]), float(r["at"]))
-            for e in self.experiences.iter_all()
-            for r in e.extra.get("signals", [])
-            if r.get("kind") != GONE_KIND
-        ]
+        records = signal_rows(self.experiences.iter_all())
         records.extend(self.archive.iter_signals())
         # Replayed through a store of the same half-life, so the sums are made exactly as
         # the live store made them (long and recent weights, newest times), in one place.

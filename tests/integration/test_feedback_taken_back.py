@@ -254,14 +254,14 @@ def test_a_deleted_reply_stays_deleted_when_its_edit_is_processed_after(memory: 
 
 
 def test_a_reply_written_after_its_deletion_was_marked_is_refused_by_the_store(
-    memory: Memory, monkeypatch: pytest.MonkeyPatch
+    memory: Memory,
 ) -> None:
-    # two workers at once: the creation's check ran before the deletion's note landed
+    # two workers at once: the deletion's note landed before the creation's write
     parent = kaizen_comment(memory, 18)
-    monkeypatch.setattr(feedback, "_processed_late", lambda *args: None)
     exp_id = str(feedback._bot_finding(parent, BOT))
     assert memory.mark_gone(exp_id, "reply:81")
     assert not memory.mark_gone(exp_id, "reply:81")  # once
+    assert memory.apply_signal(signal("reply:81", "bad", exp_id)).status == "deleted"
     assert said(memory, parent, 81, "/kaizen bad", 0, edit=False) == "deleted"
     assert counts(memory) == (0.0, 0.0)
     assert memory.rebuild().unchanged

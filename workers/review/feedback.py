@@ -10,10 +10,11 @@ suggestion committed or the commented lines changed (seen on the next push), rea
 (polled: GitHub sends no webhook for them; one taken back is retracted), and silence
 until the PR closes (ignored).
 
-Developers change their minds, and what they take back stops counting: a deleted reply,
-an edited one (its new words count instead; a deleted reply's words stay gone even if
-its creation or an edit is processed after the deletion), a reopened thread (resolving it again is a
-new signal, whose id carries the delivery so a redelivery is still the same one).
+Developers change their minds, and what they take back stops counting: a deleted reply
+(memory refuses its words even if its creation or an edit is processed after the
+deletion), an edited one (its new words count instead), a reopened thread (resolving it
+again is a new signal, whose id carries the delivery so a redelivery is still the same
+one).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from memory.scores import RETRACT_PREFIX
-from memory.service import Memory, UnknownExperience, is_gone, standing_signals
+from memory.service import Memory, UnknownExperience, standing_signals
 from memory.types import Outcome, Signal
 from workers.review.render import parse_finding_marker
 
@@ -129,9 +130,10 @@ def on_reply(
     if kind is None:
         return None
     base = f"reply:{reply['id']}"
-    late = _processed_late(memory, experience_id, base)
-    if late is not None:
-        return Applied(base, late)
+    if _edited_already(memory, experience_id, base):
+        # The reply's creation arrived after an edit of it (workers race): the words it
+        # carries are the old ones, which the edit already replaced.
+        return Applied(base, "duplicate")
     return apply(
         memory,
         signal_id=base,
@@ -157,18 +159,11 @@ def _standing_from(memory: Memory, experience_id: str, base: str) -> list[dict[s
     ]
 
 
-def _processed_late(memory: Memory, experience_id: str, base: str) -> str | None:
-    """Why a reply's words must not count now, if they must not: the reply was deleted
-    ("deleted"), or this is its creation and an edit of it has been recorded, standing or
-    taken back since ("duplicate": the old words, which the edit replaced). Workers race
-    and GitHub does not promise order, so a reply's events may be processed out of turn."""
+def _edited_already(memory: Memory, experience_id: str, base: str) -> bool:
+    """Whether an edit of this reply has been recorded (standing or taken back since)."""
     experience = memory.experiences.get(experience_id)
-    if experience is None:
-        return None
-    if is_gone(experience, base):
-        return "deleted"
-    records = experience.extra.get("signals", [])
-    return "duplicate" if any(str(r.get("id")).startswith(base + "@") for r in records) else None
+    records = experience.extra.get("signals", []) if experience is not None else []
+    return any(str(r.get("id")).startswith(base + "@") for r in records)
 
 
 def _take_back(memory: Memory, experience_id: str, records: list[dict[str, Any]]) -> Applied:
@@ -195,8 +190,8 @@ def on_reply_deleted(
     memory: Memory, parent: dict[str, Any], reply: dict[str, Any], *, bot_login: str
 ) -> Applied | None:
     """A reply that taught something was deleted: what it said (and said in its edits) is
-    taken back, and the deletion is remembered, so the reply's creation or an edit
-    processed after it (out of order) does not count."""
+    taken back, and memory refuses its words from now on (:meth:`Memory.mark_gone`), so
+    its creation or an edit processed after the deletion (out of order) does not count."""
     experience_id = _bot_finding(parent, bot_login)
     if experience_id is None:
         return None
@@ -232,8 +227,6 @@ def on_reply_edited(
     standing = _standing_from(memory, experience_id, base)
     if standing is None:
         return Applied(base, "unknown")
-    if _processed_late(memory, experience_id, base) == "deleted":
-        return Applied(base, "deleted")
     kind, reason = classify_reply(str(reply.get("body") or ""), app_slug)
     if kind is None and not standing:
         return None
