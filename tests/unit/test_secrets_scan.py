@@ -27,6 +27,14 @@ def _diff(added: list[str], context: list[str] = ()) -> DiffModel:  # type: igno
         ("-----BEGIN RSA PRIVATE KEY-----", "private-key"),
         ('api_key = "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"', "generic-secret"),
         ("DB = 'postgres://admin:S3cr3tPassw0rd@db.internal:5432/app'", "url-credentials"),
+        ('URL = "postgres://app:Xk9$mQ2vLp7wRz@prod-db.acme.io/app"', "url-credentials"),
+        ("REDIS_URL=redis://:9fJ2kLq8ZpX3vN7w@redis-1.cloud.redislabs.com:6379", "url-credentials"),
+        ('"password": "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh",', "generic-secret"),
+        ('settings["api_key"] = "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"', "generic-secret"),
+        ("GITHUB_TOKEN=0c8f7e6d5c4b3a29180f7e6d5c4b3a2918", "generic-secret"),
+        ("export DB_PASSWORD=Zx81kLq0Pm2Nv7Rt5Yb3", "generic-secret"),
+        ('apiKey: "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"', "generic-secret"),
+        ('key = "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEA"', "private-key"),
     ],
 )
 def test_finds_each_kind(line: str, kind: str) -> None:
@@ -39,6 +47,52 @@ def test_placeholders_and_low_entropy_values_are_not_secrets() -> None:
     assert find_secrets('password = "changeme-changeme-changeme"') == []
     assert find_secrets('api_key = "your-api-key-goes-here-xx"') == []
     assert find_secrets('token = "aaaaaaaaaaaaaaaaaaaaaaaa"') == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '"arangodb://username:password@host:port/database/collection"',
+        "azureservicebus://SAS_POLICY_NAME:SAS_KEY@SERVICE_BUSNAMESPACE",
+        "amqp://[USER:PASSWORD@]BROKER_ADDRESS[:PORT][/VIRTUALHOST]",
+        "pgmq://USERNAME:PASSWORD@HOST:PORT/DATABASE",
+        'url = f"postgresql://{user}:{password}@{host}:{port}/{db}"',
+        'url = "postgresql://%(user)s:%(password)s@%(host)s/db"',
+        'DATABASE_URL = "postgres://user:$DB_PASSWORD@db/app"',
+        'x = "postgres://user:%PASSWORD%@db/app"',
+        "conn = 'mysql://admin:<password>@db.internal/app'",
+        "# e.g. sqla+mysql://root:masterkey@localhost/",
+        "pgmq://postgres:postgres@db.internal:5432/postgres",
+        "mongodb://reader:D1fficultP%40ssw0rd@mongodb0.example.com:27017/",
+        "https://deploy:Zx81kLq0Pm2Nv7@ci.build.test/repo.git",
+    ],
+)
+def test_connection_string_templates_are_not_secrets(line: str) -> None:
+    """Docs and code that build URLs show where a password goes; security findings are
+    never silenced by learning, so each of these would be noise on every PR."""
+    assert find_secrets(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'tokenizer_class_name = "LlamaTokenizerFast"',
+        'TOKENIZER_CONFIG_FILE = "tokenizer_config.json"',
+        'TOKEN_URL = "https://oauth2.googleapis.com/token9"',
+        'ID_TOKEN_INVALID_RESPONSE = "IdTokenInvalidResponse"',
+        'PRIVATE_STATE_TOKEN = "private-state-token-issuance"',
+        '_ENV_TOKEN_PATH = "KUBEFLOW_TRAINER_SERVER_TOKEN"',
+        'cache_key = f"user:{user_id}:profile:{version}"',
+        'verify_token="eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9..."',
+        'SECRET_KEY = "django-insecure-CHANGE_ME_IN_PRODUCTION_1234"',
+    ],
+)
+def test_names_and_values_that_hold_no_secret(line: str) -> None:
+    assert find_secrets(line) == []
+
+
+def test_a_constant_that_looks_for_private_keys_is_not_a_key() -> None:
+    assert find_secrets('_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"') == []
 
 
 def test_only_added_lines_are_scanned() -> None:

@@ -31,7 +31,12 @@ def _rule(kind: str, label: str, regex: str, group: int = 0, entropy: float = 0.
 
 
 RULES: tuple[SecretRule, ...] = (
-    _rule("private-key", "a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----"),
+    _rule(
+        "private-key",
+        "a private key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----(?!['\"])",
+    ),
+    # (a marker closed by a quote at once is a constant that looks for keys, not a key)
     _rule(
         "aws-access-key", "an AWS access key id", r"\b((?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16})\b", 1
     ),
@@ -71,25 +76,114 @@ RULES: tuple[SecretRule, ...] = (
     _rule(
         "url-credentials",
         "a password in a URL",
-        r"\b[a-z][a-z0-9+.-]*://[^/\s:@'\"]+:([^/\s:@'\"]{6,})@[^\s'\"]+",
-        1,
+        # user (may be empty, as in redis://:pw@host), password, host; see _is_template_url
+        r"\b[a-z][a-z0-9+.-]*://([^/\s:@'\"]*):([^/\s:@'\"]{6,})@"
+        r"(\[[^\]\s]*\]|[^\s'\"/?#:\[\]]*)",
+        2,
         2.5,
     ),
     _rule(
         "generic-secret",
         "a hard-coded secret",
-        r"(?i)\b[\w.-]*(?:api[_-]?key|secret|token|passwd|password|auth[_-]?key)[\w.-]*"
-        r"\s*(?:=|:|:=|=>)\s*['\"]([^'\"\s]{16,})['\"]",
-        1,
+        # the name (group 1) is checked word by word in _names_a_secret
+        r"(?i)\b([\w.-]*(?:api[_-]?key|secret|token|passwd|password|auth[_-]?key)[\w.-]*)"
+        r"['\"]?\]?\s*(?:=|:|:=|=>)\s*['\"]([^'\"\s]{16,})['\"]",  # "password": or ["key"] =
+        2,
+        3.5,
+    ),
+    _rule(
+        "generic-secret",
+        "a hard-coded secret",
+        # an environment file's NAME=value, unquoted
+        r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z0-9+/=_.~-]{16,})\s*$",
+        2,
         3.5,
     ),
 )
 
 # Values that look like secrets but are placeholders; a warning on them is pure noise.
 _PLACEHOLDER = re.compile(
-    r"(?i)(x{6,}|\*{4,}|example|sample|dummy|placeholder|changeme|your[_-]|<[^>]+>|\$\{|\{\{|"
-    r"redacted|test[_-]?(key|token|secret)|fake|0{8,}|1234567)"
+    r"(?i)(x{6,}|\*{4,}|example|sample|dummy|placeholder|change[_-]?me|your[_-]|<[^>]+>|"
+    r"\$\{|\{\{|redacted|test[_-]?(key|token|secret)|fake|0{8,}|1234567|\.\.\.|…|\{[^}]*\})"
 )
+
+# Connection strings in docs, docstrings and code that builds them. A security finding is
+# never silenced by learning, so each of these would be noise on every PR that adds one:
+# "scheme://USER:PASSWORD@HOST" templates, "user:{password}@" or "%(password)s"
+# interpolation, the word "password" itself, "guest:guest" style defaults, and hosts that
+# are loopback or reserved for documentation (RFC 2606, RFC 6761).
+_TEMPLATE_PART = re.compile(
+    r"\{[^}]*\}|\$\{|^\$[A-Za-z_]\w*$|<[^>]+>|%\(\w+\)s|%[A-Za-z_]\w*%|^%s$|^\["
+)
+_IDENTIFIER = re.compile(r"^[A-Z]+(?:_[A-Z]+)+$")  # SAS_KEY, DB_PASSWORD: a variable's name
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "secret",
+        "secretkey",
+        "key",
+        "token",
+        "apikey",
+        "accesskey",
+        "masterkey",
+        "mypassword",
+        "yourpassword",
+        "credentials",
+    }
+)
+_DOC_HOST = re.compile(
+    r"(?i)^(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]|host|hostname|"
+    r"(?:[\w-]+\.)*example(?:\.(?:com|net|org))?|(?:[\w-]+\.)+(?:test|invalid|localhost))$"
+)
+
+
+# The words of a name that say its value is a secret. "tokenizer_class", "token_url" or
+# "cache_key_prefix" hold something else.
+_SECRET_NAME_ENDINGS = frozenset(
+    {"key", "secret", "secrets", "token", "passwd", "password", "pwd", "credential", "credentials"}
+)
+_SECRET_NAME_WORDS = frozenset({"secret", "password", "passwd", "apikey", "authkey"})
+
+
+def _words(name: str) -> list[str]:
+    """snake_case, kebab-case, dotted and camelCase names split into lower-case words."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
+    return [w.lower() for w in re.split(r"[\s_.\-]+", spaced) if w]
+
+
+def _names_a_secret(name: str) -> bool:
+    """Whether a name says its value is a secret: a secret word ends it (``API_KEY``,
+    ``githubToken``, ``db.password``) or ``secret`` / ``password`` / ``apikey`` is one of
+    its words (``client_secret_value``). ``TOKENIZER_NAME`` and ``token_type`` are not."""
+    words = _words(name)
+    return bool(words) and (
+        words[-1] in _SECRET_NAME_ENDINGS or any(w in _SECRET_NAME_WORDS for w in words)
+    )
+
+
+_WORDY_VALUE = re.compile(
+    r"^(?:[A-Za-z]+(?:[_\-. /:][A-Za-z]+)+"  # private-state-token, KUBEFLOW_SERVER_TOKEN
+    r"|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+"  # IdTokenHttpNotFound, LlamaTokenizerFast
+    r"|[\w./-]+\.(?:json|ya?ml|toml|ini|cfg|txt|pem|key|crt|env|py|js|ts|html?))$"  # file
+)
+
+
+def _is_template_url(user: str, password: str, host: str) -> bool:
+    """Whether a URL's credentials are a template, a documented default or not for a real
+    host: ``user:password@host`` rather than a password someone pasted."""
+    if any(_TEMPLATE_PART.search(part) for part in (user, password, host) if part):
+        return True
+    if password.isupper() or _IDENTIFIER.match(password) or (host and host.isupper()):
+        return True  # PASSWORD, SAS_KEY, @HOST: the names of what goes there
+    if re.sub(r"[_-]", "", password.lower()) in _PLACEHOLDER_WORDS:
+        return True
+    if user and password.lower() == user.lower():
+        return True  # guest:guest, postgres:postgres: a service's well-known default
+    return bool(_DOC_HOST.match(host))
 
 
 def shannon_entropy(text: str) -> float:
@@ -118,6 +212,14 @@ def find_secrets(text: str) -> list[SecretHit]:
             if rule.min_entropy and shannon_entropy(value) < rule.min_entropy:
                 continue
             if rule.kind not in ("private-key",) and _PLACEHOLDER.search(value):
+                continue
+            if rule.kind == "generic-secret" and (
+                not _names_a_secret(match.group(1)) or _WORDY_VALUE.match(value)
+            ):
+                continue
+            if rule.kind == "url-credentials" and _is_template_url(
+                match.group(1), value, match.group(3)
+            ):
                 continue
             if any(h.start < end and start < h.end for h in hits):
                 continue
