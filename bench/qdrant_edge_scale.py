@@ -1,7 +1,7 @@
 """What the Qdrant engine itself gives, embedded: the answer to memory_scale's 100k figure.
 
 ``bench/memory_scale.py`` measures Kaizen's embedded default, qdrant-client's local mode,
-which is brute force in Python: 689 ms p50 for a repo + kind filtered search at 100k
+which is brute force in Python: 689-944 ms p50 for a repo + kind filtered search at 100k
 experiences. No Qdrant server binary can be had on this machine, but Qdrant Edge
 (``qdrant-edge-py``, beta) runs the real engine in-process: segments, keyword payload
 indexes, HNSW. This bench loads the same shape of data (50 repos in 10 orgs, the same
