@@ -29,7 +29,7 @@ from bot.queueing import Enqueuer, QueueUnavailable
 from bot.report_routes import install_report_routes
 from bot.routing import Ignore, Route, route
 from bot.settings import Settings
-from bot.webhook import verify_signature
+from bot.webhook import decode_payload, verify_signature
 from memory.service import Memory
 
 log = logging.getLogger(__name__)
@@ -279,13 +279,14 @@ async def _handle_delivery(request: Request, intake: Intake) -> JSONResponse:
     if not event or not delivery_id:
         counter.labels(label, "rejected").inc()
         return _reply(400, status="error", error="X-GitHub-Event and X-GitHub-Delivery required")
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        payload = None
-    if not isinstance(payload, dict):
+    payload = decode_payload(body, request.headers.get("content-type"))
+    if payload is None:
         counter.labels(label, "rejected").inc()
-        return _reply(400, status="error", error="body is not a JSON object")
+        return _reply(
+            400,
+            status="error",
+            error="body is not a JSON object (nor a form whose payload field is one)",
+        )
 
     repo = (payload.get("repository") or {}).get("full_name")
     installation_id = (payload.get("installation") or {}).get("id")

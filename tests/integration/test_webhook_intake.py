@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from urllib.parse import urlencode
 from collections.abc import Iterator
 from typing import Any
 
@@ -138,6 +139,25 @@ def test_missing_event_or_delivery_header_is_400(web: TestClient, header: str) -
 def test_body_that_is_not_a_json_object_is_400(web: TestClient, body: bytes) -> None:
     headers = delivery_headers(body, "pull_request", WEBHOOK_SECRET)
     assert web.post("/webhooks/github", content=body, headers=headers).status_code == 400
+
+
+def test_a_form_encoded_delivery_is_queued_like_a_json_one(
+    web: TestClient, rdb: redis.Redis
+) -> None:
+    """A repository webhook at its default content type sends the JSON as a form field,
+    signed over the form body."""
+    payload = load_webhook("pull_request.opened.json")
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    headers = delivery_headers(body, "pull_request", WEBHOOK_SECRET)
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    response = web.post("/webhooks/github", content=body, headers=headers)
+    assert response.status_code == 202, response.text
+    (message,) = queued_messages(rdb, "reviews")
+    assert message["headers"]["task"] == "kaizen.review_pull_request"
+    signed_over_json = delivery_headers(encode(payload), "pull_request", WEBHOOK_SECRET)
+    signed_over_json["Content-Type"] = "application/x-www-form-urlencoded"
+    refused = web.post("/webhooks/github", content=body, headers=signed_over_json)
+    assert refused.status_code == 401
 
 
 def test_body_over_25_mb_is_413(web: TestClient, rdb: redis.Redis) -> None:
