@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from urllib.parse import urlencode
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 import redis
