@@ -181,7 +181,11 @@ def _sandbox_run(args: argparse.Namespace) -> int:
         print("kaizen sandbox run: give the command after --", file=sys.stderr)
         return EXIT_CONFIG
     try:
-        sandbox = choose_sandbox(args.backend or settings.sandbox, image=settings.sandbox_image)
+        sandbox = choose_sandbox(
+            args.backend or settings.sandbox,
+            image=settings.sandbox_image,
+            hide_paths=settings.sandbox_hidden_paths(),
+        )
     except SandboxUnavailable as exc:
         print(f"kaizen sandbox run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -377,7 +381,11 @@ def _fix(args: argparse.Namespace) -> int:
         print("kaizen fix: --max-attempts and --max-runs must be at least 1", file=sys.stderr)
         return 2
     try:
-        sandbox = choose_sandbox(settings.sandbox, image=settings.sandbox_image)
+        sandbox = choose_sandbox(
+            settings.sandbox,
+            image=settings.sandbox_image,
+            hide_paths=settings.sandbox_hidden_paths(),
+        )
     except SandboxUnavailable as exc:
         print(f"kaizen fix: {exc}", file=sys.stderr)
         return 2

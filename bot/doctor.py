@@ -146,7 +146,11 @@ def _sandbox(settings: Settings) -> Check:
     if settings.sandbox == "none":
         return Check("sandbox", "ok", "UNSANDBOXED (KAIZEN_SANDBOX=none): only for trusted repos")
     try:
-        sandbox = choose_sandbox(settings.sandbox, image=settings.sandbox_image)
+        sandbox = choose_sandbox(
+            settings.sandbox,
+            image=settings.sandbox_image,
+            hide_paths=settings.sandbox_hidden_paths(),
+        )
     except SandboxUnavailable as exc:
         return Check("sandbox", "fail", str(exc))
     if sandbox.name == "docker":

@@ -253,6 +253,23 @@ class Settings(BaseSettings):
         ]
         return [s.get_secret_value() for s in secrets if s is not None]
 
+    def sandbox_hidden_paths(self) -> list[Path]:
+        """Host paths that repository code run in the sandbox must not read: the data dir
+        (other repositories' fix clones, memory's stores, the App's stored credentials)
+        and the private key's file when ``KAIZEN_PRIVATE_KEY`` names one. Covered by
+        bubblewrap on top of its defaults, which only know ``./.kaizen`` and system paths;
+        a data dir elsewhere (``/srv/kaizen``) would otherwise be readable."""
+        paths = [self.data_dir.expanduser().absolute()]
+        raw = os.environ.get("KAIZEN_PRIVATE_KEY", "").strip()
+        if raw and "-----BEGIN" not in raw and "\n" not in raw and len(raw) < 1024:
+            try:
+                key_file = Path(raw).expanduser()
+                if key_file.is_file():
+                    paths.append(key_file.absolute())
+            except OSError:
+                pass
+        return paths
+
     def require(self, *names: str) -> None:
         """Fail with one line per missing setting that this process needs."""
         problems = [

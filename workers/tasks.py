@@ -252,7 +252,11 @@ def _run_fix(
 
     chat = ctx.chat
     loop = FixLoop(
-        sandbox=choose_sandbox(settings.sandbox, image=settings.sandbox_image),
+        sandbox=choose_sandbox(
+            settings.sandbox,
+            image=settings.sandbox_image,
+            hide_paths=settings.sandbox_hidden_paths(),
+        ),
         memory=ctx.memory,
         llm=LlmFixPolicy(chat, ctx.memory) if chat is not None else None,
         budget=FixBudget(

@@ -8,10 +8,12 @@ The interpreter used inside is the one running these tests (the host's, bound re
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.procs import kaizen_cmd, kaizen_env
 from workers.sandbox import bwrap
 from workers.sandbox.base import SAFE_ENV, Limits, RunResult, SandboxUnavailable
 from workers.sandbox.bwrap import BwrapSandbox, bwrap_available
@@ -496,6 +499,48 @@ def test_host_environment_and_secret_files_are_hidden(
             limits=Limits(),
             env={"GITHUB_TOKEN": "x"},
         )
+
+
+def test_the_configured_data_dir_is_hidden_from_what_kaizen_runs(
+    workspace: Path, data_dir: Path
+) -> None:
+    """The sandbox Kaizen picks for itself covers ``KAIZEN_DATA_DIR`` wherever it is: other
+    repositories' fix clones and memory's stores live there, world-readable as git and
+    SQLite leave them."""
+    clone = data_dir / "work" / "kaizen-fix-other-repo"
+    clone.mkdir(parents=True)
+    (clone / "app.py").write_text("OTHER_TENANTS_CODE = 1\n")
+    for path in (data_dir / "work", clone, clone / "app.py"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    (workspace / "peek.py").write_text(
+        "import pathlib\n"
+        f"for p in ({str(data_dir / 'github-app.pem')!r}, {str(clone / 'app.py')!r}):\n"
+        "    try:\n"
+        "        print(p, pathlib.Path(p).read_text())\n"
+        "    except OSError as exc:\n"
+        "        print(p, 'hidden', type(exc).__name__)\n"
+    )
+
+    def peek(**settings: str) -> str:
+        done = subprocess.run(
+            [
+                *kaizen_cmd("sandbox", "run", "--backend", "bwrap", "--workspace", str(workspace)),
+                *("--", PY, "peek.py"),
+            ],
+            env=kaizen_env(**settings),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["stdout"])
+
+    # With the data dir elsewhere, its files are in reach: the check below means something.
+    assert "OTHER_TENANTS_CODE" in peek(data_dir=str(workspace / ".kaizen-elsewhere"))
+    seen = peek(data_dir=str(data_dir))
+    assert "OTHER_TENANTS_CODE" not in seen and "FAKE KEY" not in seen
+    assert seen.count(" hidden ") == 2
 
 
 def _rss_bytes() -> int:

@@ -50,6 +50,22 @@ def test_private_key_from_path_or_text(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert load_settings().private_key.get_secret_value() == pem.strip()  # type: ignore[union-attr]
 
 
+def test_the_sandbox_hides_the_data_dir_and_the_key_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "keys" / "app.pem"
+    key_file.parent.mkdir()
+    key_file.write_text(generate_private_key_pem())
+    monkeypatch.setenv("KAIZEN_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KAIZEN_PRIVATE_KEY", str(key_file))
+    assert load_settings().sandbox_hidden_paths() == [tmp_path / "data", key_file]
+    # PEM text in the environment names no file; a relative data dir is made absolute
+    monkeypatch.setenv("KAIZEN_PRIVATE_KEY", generate_private_key_pem().replace("\n", "\\n"))
+    monkeypatch.setenv("KAIZEN_DATA_DIR", "state")
+    monkeypatch.chdir(tmp_path)
+    assert load_settings().sandbox_hidden_paths() == [tmp_path / "state"]
+
+
 def test_private_key_that_is_neither_pem_nor_file(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAIZEN_PRIVATE_KEY", "/no/such/key.pem")
     with pytest.raises(SettingsError) as info:

@@ -7,6 +7,8 @@ Running repository code unsandboxed is never a fallback: it needs an explicit
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from pathlib import Path
 
 from workers.sandbox.base import Sandbox, SandboxUnavailable
 
@@ -15,7 +17,15 @@ log = logging.getLogger(__name__)
 BACKENDS = ("auto", "docker", "bwrap", "none")
 
 
-def choose_sandbox(backend: str = "auto", *, image: str = "kaizen-sandbox:latest") -> Sandbox:
+def choose_sandbox(
+    backend: str = "auto",
+    *,
+    image: str = "kaizen-sandbox:latest",
+    hide_paths: Sequence[Path] = (),
+) -> Sandbox:
+    """``hide_paths``: host paths the repository's code must not see (Kaizen's data dir,
+    with other repositories' clones and what memory holds, and the App's key file). A
+    Docker container sees none of the host anyway; bubblewrap covers them."""
     if backend not in BACKENDS:
         raise SandboxUnavailable(f"unknown sandbox backend {backend!r}; use one of {BACKENDS}")
     if backend == "none":
@@ -37,7 +47,7 @@ def choose_sandbox(backend: str = "auto", *, image: str = "kaizen-sandbox:latest
 
     reason = bwrap_available()
     if reason is None:
-        return BwrapSandbox()
+        return BwrapSandbox(hide_paths=hide_paths)
     if backend == "bwrap":
         raise SandboxUnavailable(f"bubblewrap sandbox unavailable: {reason}")
     reasons.append(f"bubblewrap: {reason}")
