@@ -12,6 +12,11 @@ breaking down what Kaizen and the oracle post while the team is steady:
 - ``told_crossed_down``: on the in-between pattern that slips under the line;
 - ``told_all``: on every flipped pattern.
 
+It also measures the noise floor of the recovery metric (how far Kaizen's 50-PR rolling
+precision strays below the oracle's while the team does not change its mind at all) and,
+for the patterns that flip, when Kaizen first posts one the team started to want and how
+long it keeps posting one the team stopped wanting.
+
     .venv/bin/python bench/drift_diagnosis.py [--seeds 40] [--prs 1000]
 
 Prints a table and writes ``bench/results/drift_diagnosis.json``. Only the simulation's
@@ -38,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from memory.simulation import (  # noqa: E402
     PR,
+    RECOVERY_GAP,
     VALUABLE,
     Finding,
     Kaizen,
@@ -50,11 +56,13 @@ from memory.simulation import (  # noqa: E402
     make_stream,
     metrics,
     play,
+    rolling_precision,
 )
 from memory.types import Candidate  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 STEADY_FROM = 150  # the steady stretch compared: from here to the drift
+AFTER_DRIFT = 200  # PRs after the drift in which posts of now-unwanted patterns are counted
 
 Told = Callable[[Pattern], bool]
 VARIANTS: dict[str, Told] = {
@@ -125,10 +133,31 @@ def one_seed(args: tuple[int, int]) -> dict[str, Any]:
     for name, told in VARIANTS.items():
         policies[name] = ToldKaizen(seed, team, told, name)
     rows = {}
+    traces = {}
     for name, policy in policies.items():
-        m = metrics(play(stream, policy), oracle, team.drift_at)
+        traces[name] = play(stream, policy)
+        m = metrics(traces[name], oracle, team.drift_at)
         rows[name] = {k: m[k] for k in ("regret", "prs_to_recover_after_drift")}
     out["policies"] = rows
+    gap = (rolling_precision(oracle) - rolling_precision(traces["kaizen"]))[
+        STEADY_FROM : team.drift_at
+    ]
+    out["noise_floor"] = {
+        "mean_gap": float(np.nanmean(gap)),
+        "max_gap": float(np.nanmax(gap)),
+        "strays_past_gap": bool(np.nanmax(gap) > RECOVERY_GAP + 1e-12),
+    }
+    flips: dict[str, list[Any]] = {"newly_wanted_first_post": [], "now_unwanted": []}
+    for j, pt in enumerate(team.patterns):
+        if not pt.flipped:
+            continue
+        after = [i - team.drift_at for i, k, _ in kaizen_log.posts if k == j and i >= team.drift_at]
+        if pt.p_after >= VALUABLE:
+            flips["newly_wanted_first_post"].append(after[0] if after else None)
+        elif pt.group in ("bug", "perf"):
+            early = [i for i in after if i < AFTER_DRIFT]
+            flips["now_unwanted"].append([len(early), max(early) if early else None])
+    out["flips"] = flips
     steady: dict[str, dict[str, list[float]]] = {}
     for name, log in (("kaizen", kaizen_log), ("oracle", oracle_log)):
         groups: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -173,12 +202,33 @@ def summarise(runs: list[dict[str, Any]], prs: int) -> dict[str, Any]:
                 for g, (n, p) in sorted(totals.items())
             },
         }
+    floors = [r["noise_floor"] for r in runs]
+    firsts = [v for r in runs for v in r["flips"]["newly_wanted_first_post"]]
+    found = [v for v in firsts if v is not None]
+    unwanted = [v for r in runs for v in r["flips"]["now_unwanted"]]
+    lasts = [last for _, last in unwanted if last is not None]
     return {
         "prs": prs,
         "seeds": len(runs),
         "steady_prs": [STEADY_FROM, prs // 2],
         "policies": policies,
         "steady": steady,
+        "noise_floor": {
+            "mean_gap": float(np.mean([f["mean_gap"] for f in floors])),
+            "seeds_straying_past_gap": sum(f["strays_past_gap"] for f in floors),
+        },
+        "newly_wanted": {
+            "patterns": len(firsts),
+            "never_posted": len(firsts) - len(found),
+            "first_post_median": float(np.median(found)) if found else None,
+            "first_post_within_100": sum(v <= 100 for v in found),
+        },
+        "now_unwanted": {
+            "patterns": len(unwanted),
+            "posts_in_first_prs": AFTER_DRIFT,
+            "posts_mean": float(np.mean([n for n, _ in unwanted])) if unwanted else None,
+            "last_post_mean": float(np.mean(lasts)) if lasts else None,
+        },
     }
 
 
@@ -202,6 +252,30 @@ def text(summary: dict[str, Any]) -> str:
                 f"    {g:<22}{row['posts_per_seed']:>8.1f} posts, accepted"
                 f" {row['mean_acceptance']:.3f}"
             )
+    floor, wanted, unwanted = (
+        summary["noise_floor"],
+        summary["newly_wanted"],
+        summary["now_unwanted"],
+    )
+    lines.append(
+        f"noise floor (PRs {lo}-{hi}, nobody changes their mind): Kaizen's rolling precision"
+        f" {floor['mean_gap']:.3f} below the oracle's on average, more than"
+        f" {RECOVERY_GAP:.2f} below at some PR in {floor['seeds_straying_past_gap']}"
+        f"/{summary['seeds']} seeds"
+    )
+    median = wanted["first_post_median"]
+    lines.append(
+        f"patterns the team starts to want: {wanted['patterns']}, first posted a median"
+        f" {'-' if median is None else f'{median:.0f}'} PRs after the drift,"
+        f" {wanted['first_post_within_100']} within 100, {wanted['never_posted']} never"
+    )
+    posts, last = unwanted["posts_mean"], unwanted["last_post_mean"]
+    lines.append(
+        f"valued patterns the team stops wanting: {unwanted['patterns']},"
+        f" {'-' if posts is None else f'{posts:.1f}'} posts each in the"
+        f" {unwanted['posts_in_first_prs']} PRs after the drift, the last a mean"
+        f" {'-' if last is None else f'{last:.0f}'} PRs after it"
+    )
     return "\n".join(lines)
 
 

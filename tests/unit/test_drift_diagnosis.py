@@ -41,3 +41,9 @@ def test_a_short_run_reports_every_variant_and_the_steady_posts() -> None:
     assert set(summary["policies"]) == {"kaizen", *bench.VARIANTS}
     assert summary["steady"]["oracle"]["precision"] > 0.5
     assert "style" not in summary["steady"]["oracle"]["groups"]  # the oracle posts no noise
+    team = make_stream(400, 0).team
+    wanted = [pt for pt in team.patterns if pt.flipped and pt.p_after >= 0.5]
+    assert summary["newly_wanted"]["patterns"] == len(wanted) >= 2  # style, maybe in-between
+    assert summary["now_unwanted"]["patterns"] == 2  # the two bug/perf patterns
+    assert 0 <= summary["noise_floor"]["seeds_straying_past_gap"] <= 1
+    assert "noise floor" in bench.text(summary)
