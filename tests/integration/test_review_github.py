@@ -155,6 +155,34 @@ def test_awkward_anchors_never_get_a_422(world: World) -> None:
     assert states == ["queued", "in_progress", "completed"]
 
 
+def test_a_moved_file_is_not_listed_as_not_reviewed(world: World) -> None:
+    world.llm.on(lambda body: True, everywhere)
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="move",
+        changes={
+            "old_name.py": None,
+            "moved/old_name.py": OLD,  # moved as it is: GitHub sends no patch for it
+            "logo.png": "\x89PNG\x00\x01\x02binary\x00",
+            "added.py": "value = 1\n",
+        },
+        title="Move",
+        user="alice",
+    )
+    files = world.gh.list_pull_files(REPO, pr["number"])
+    (moved,) = [f for f in files if f["filename"] == "moved/old_name.py"]
+    assert moved["status"] == "renamed" and "patch" not in moved
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
+    )
+    bodies = [r["body"] for r in world.fake.reviews(REPO, pr["number"])]
+    bodies += [check_run(world, pr["head"]["sha"])["output"]["summary"]]
+    text = "\n".join(bodies)
+    assert "`logo.png`: no textual diff (binary file)" in text
+    assert "Files reviewed: 1; skipped: 1." in text
+    assert "old_name.py" not in text
+
+
 @pytest.mark.parametrize(
     "answers",
     [

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from workers.review.diff_model import DiffModel, compile_glob, only_new
+from workers.review.diff_model import (
+    NOTHING_TO_REVIEW,
+    RENAMED_UNCHANGED,
+    DiffModel,
+    compile_glob,
+    only_new,
+)
 
 UNIFIED = """\
 diff --git a/app.py b/app.py
@@ -105,6 +111,20 @@ def test_github_files_without_patch_are_skipped() -> None:
     reasons = {f.path: f.skipped for f in model.files}
     assert "too large" in (reasons["big.sql"] or "")
     assert "binary" in (reasons["img.png"] or "")
+
+
+def test_a_pure_rename_is_not_reviewed_and_not_called_binary() -> None:
+    from_api = DiffModel.from_github_files(
+        [{"filename": "new.py", "previous_filename": "old.py", "status": "renamed", "changes": 0}]
+    )
+    from_git = DiffModel.from_unified(
+        "diff --git a/old.py b/new.py\nsimilarity index 100%\n"
+        "rename from old.py\nrename to new.py\n"
+    )
+    for model in (from_api, from_git):
+        (entry,) = model.files
+        assert entry.skipped == RENAMED_UNCHANGED in NOTHING_TO_REVIEW
+        assert model.reviewable() == []
 
 
 def test_huge_file_over_the_limit_is_skipped() -> None:

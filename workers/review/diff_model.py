@@ -29,6 +29,13 @@ DEFAULT_MAX_FILE_CHANGES = 10_000
 _GIT_STATUS = {"A": "added", "D": "removed", "M": "modified", "R": "renamed"}
 
 
+# Reasons a file is not reviewed that are not worth listing in the review's summary: there
+# was nothing new in it to review.
+UNCHANGED_SINCE_LAST_REVIEW = "unchanged since the last review"
+RENAMED_UNCHANGED = "renamed without changes"
+NOTHING_TO_REVIEW = frozenset({UNCHANGED_SINCE_LAST_REVIEW, RENAMED_UNCHANGED})
+
+
 @dataclass(frozen=True)
 class DiffLine:
     kind: str  # "+", "-" or " "
@@ -158,11 +165,12 @@ class DiffModel:
             patch = item.get("patch")
             if patch is None:
                 changes = int(item.get("changes") or 0)
-                reason = (
-                    "no textual diff (binary file)"
-                    if changes == 0
-                    else "GitHub sent no diff for it (too large)"
-                )
+                if changes == 0 and status == "renamed":
+                    reason = RENAMED_UNCHANGED  # a move: GitHub sends no patch, nothing to review
+                elif changes == 0:
+                    reason = "no textual diff (binary file)"
+                else:
+                    reason = "GitHub sent no diff for it (too large)"
                 out.append(FileChange(path, status, old, skipped=reason))
                 continue
             text = f"--- a/{old or path}\n+++ b/{path}\n{patch}\n"
@@ -203,6 +211,8 @@ def _file_from_patched(
             old,
             skipped=f"{entry.changed_count} changed lines (over {max_file_changes})",
         )
+    elif not lines and status == "renamed":
+        entry.skipped = RENAMED_UNCHANGED
     elif not lines and status != "removed":
         entry.skipped = "no changed lines"
     return entry
@@ -257,6 +267,6 @@ def only_new(diff: DiffModel, increment: DiffModel) -> DiffModel:
             entry.path, entry.status, entry.old_path, lines, entry.skipped, entry.no_newline_at_end
         )
         if not copy.skipped and not fresh and entry.status != "removed":
-            copy.skipped = "unchanged since the last review"
+            copy.skipped = UNCHANGED_SINCE_LAST_REVIEW
         files.append(copy)
     return DiffModel(files)
