@@ -183,6 +183,25 @@ def test_a_moved_file_is_not_listed_as_not_reviewed(world: World) -> None:
     assert "old_name.py" not in text
 
 
+@pytest.mark.parametrize("team_ignores", [False, True])
+def test_a_rule_the_teams_ruff_config_ignores_is_not_posted(
+    world: World, team_ignores: bool
+) -> None:
+    world.llm.on(lambda body: True, lambda body: {"content": {"findings": []}})
+    changes = {"helpers.py": "def add(item, bucket=[]):\n    bucket.append(item)\n"}
+    if team_ignores:
+        changes["pyproject.toml"] = "[tool.ruff.lint]\nextend-ignore = ['B006']\n"
+    pr = world.fake.open_pull_request(
+        REPO, head=f"team-{team_ignores}", changes=changes, title="Helpers", user="alice"
+    )
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
+    )
+    _, comments = ours(world, pr["number"])
+    posted = {c["body"].split("`")[1] for c in comments if "`" in c["body"]}
+    assert ("ruff:B006" in posted) is not team_ignores
+
+
 @pytest.mark.parametrize(
     "answers",
     [

@@ -92,6 +92,27 @@ def teach(memory: Memory, pr: str, kind: str, pattern: str, times: int = 3) -> N
                 )
 
 
+def test_rules_the_teams_ruff_config_ignores_are_not_raised(memory: Memory) -> None:
+    diff = pr_diff()
+    text = {f.path: SOURCE for f in diff.files}
+    text["pyproject.toml"] = "[tool.ruff.lint]\nignore = ['E7']\n"  # E722, bare except
+    team = ReviewRequest(repo=REPO, pr="7", diff=diff, file_text=text.get, config=RepoConfig())
+    outcome = run_review(team, chat=None, memory=None, rng=random.Random(1))
+    found = patterns(outcome.chosen.posted) | patterns(outcome.chosen.suppressed)
+    assert "ruff:B006" in found and "secrets:aws-access-key" in found
+    assert "ruff:E722" not in found
+    # kaizen.yml naming the rule wins over the team's lint config
+    asked = RepoConfig.model_validate({"review": {"ruff": {"select": ["E722", "B006"]}}})
+    again = run_review(
+        ReviewRequest(repo=REPO, pr="8", diff=diff, file_text=text.get, config=asked),
+        chat=None,
+        memory=None,
+        rng=random.Random(1),
+    )
+    found = patterns(again.chosen.posted) | patterns(again.chosen.suppressed)
+    assert "ruff:E722" in found
+
+
 def test_first_review_posts_static_findings(memory: Memory) -> None:
     outcome = run_review(request("1", pr_diff()), chat=None, memory=memory, rng=random.Random(1))
     found = patterns(outcome.chosen.posted) | patterns(outcome.chosen.suppressed)

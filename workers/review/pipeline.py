@@ -26,6 +26,7 @@ from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
 from workers.review.ruff_scan import run_ruff
+from workers.review.ruff_team_config import ignored_by_team, team_ignores
 from workers.review.secrets_scan import redact_secrets, scan_secrets
 from workers.review.selection import Chosen, choose_findings
 from workers.review.state import ReviewState
@@ -73,6 +74,16 @@ class ReviewOutcome:
         }
 
 
+def _team_ruff_ignores(request: ReviewRequest) -> list[str]:
+    """What the repository's own ruff config switched off; nothing when it cannot be read
+    (the findings are then posted as usual)."""
+    try:
+        return team_ignores(request.file_text)
+    except Exception as exc:
+        log.warning("the repository's ruff config could not be read", extra={"error": str(exc)})
+        return []
+
+
 def collect_findings(
     request: ReviewRequest,
     *,
@@ -95,9 +106,12 @@ def collect_findings(
                     sources[entry.path] = text
         if sources:
             try:
-                findings += run_ruff(
+                found = run_ruff(
                     sources, diff, select=config.ruff.select, ignore=config.ruff.ignore
                 )
+                team = _team_ruff_ignores(request)
+                keep = config.ruff.select
+                findings += [f for f in found if not ignored_by_team(f.pattern, team, keep)]
             except Exception as exc:
                 log.warning("ruff failed", extra={"error": str(exc)})
                 notes.append(f"Static analysis (ruff) could not run: {exc}")
