@@ -94,3 +94,23 @@ def test_a_watch_does_not_delay_the_end_of_a_short_run() -> None:
     assert output.wait(began + 30, watch) is False
     assert time.monotonic() - began < 2
     assert watch.checks == 0 and proc.returncode == 0
+
+
+class SlowWatch(CountingWatch):
+    """A limit whose checks pass but take longer than the pause they set (a workspace
+    walk on a busy machine), so the next check is already due when it returns."""
+
+    def check(self) -> bool:
+        self.checks += 1
+        self._due = time.monotonic() + self.every_s
+        time.sleep(self.every_s * 2)
+        return False
+
+
+def test_a_check_that_passes_late_never_kills_the_run() -> None:
+    proc = start("import time; time.sleep(0.5); print('done')")
+    output = PolledOutput(proc, 1000)
+    watch = SlowWatch(0.01)
+    began = time.monotonic()
+    assert output.wait(began + 30, watch) is False
+    assert proc.returncode == 0 and watch.checks > 3

@@ -191,7 +191,7 @@ class PolledOutput:
         try:
             while proc.poll() is None:
                 timeout = self._until_next(deadline, watch)
-                if timeout <= 0:
+                if timeout is None:
                     kill_process_group(proc)
                     proc.wait()
                     return True
@@ -203,16 +203,23 @@ class PolledOutput:
                 os.close(pidfd)
 
     @staticmethod
-    def _until_next(deadline: float, watch: RunWatch | None) -> float:
+    def _until_next(deadline: float, watch: RunWatch | None) -> float | None:
         """How long the next poll may block: until the deadline or the watch's next
-        check, whichever comes first. 0 or less: kill now (the deadline has passed, or
-        the check that was due just said so)."""
+        check, whichever comes first; None: kill now (the deadline has passed, or the
+        check that was due just said so).
+
+        A check that passed may leave its next one due at once (it took longer than the
+        pause it set, or this thread was descheduled): that is a poll of 0 seconds and a
+        new check, never a kill. Reading "0" as "kill" once stopped a healthy run at
+        1.8 s of its 45 and called it a timeout."""
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or watch is None:
+        if remaining <= 0:
+            return None
+        if watch is None:
             return remaining
         if watch.due_in() <= 0 and watch.check():
-            return 0.0
-        return min(remaining, watch.due_in())
+            return None
+        return max(0.0, min(remaining, watch.due_in()))
 
     def drain(self, timeout_s: float) -> None:
         """Read until both streams are at EOF (everything holding them is gone), for at
