@@ -75,25 +75,28 @@ class CountingWatch:
         return self.checks == self.fire_at
 
 
-def test_a_watch_that_says_exceeded_gets_the_group_killed() -> None:
-    proc = start("import time; print('started', flush=True); time.sleep(60)")
-    output = PolledOutput(proc, 1000)
-    watch = CountingWatch(0.05, fire_at=3)
+def wait_watched(code: str, watch: CountingWatch) -> tuple[bool, float, int | None]:
+    """Run ``code`` under ``watch`` with a 30 s deadline: (killed, seconds, returncode)."""
+    proc = start(code)
     began = time.monotonic()
-    assert output.wait(began + 30, watch) is True
-    assert watch.checks == 3
-    assert time.monotonic() - began < 5
-    assert proc.returncode is not None and proc.returncode < 0
+    killed = PolledOutput(proc, 1000).wait(began + 30, watch)
+    return killed, time.monotonic() - began, proc.returncode
+
+
+def test_a_watch_that_says_exceeded_gets_the_group_killed() -> None:
+    watch = CountingWatch(0.05, fire_at=3)
+    killed, seconds, code = wait_watched(
+        "import time; print('started', flush=True); time.sleep(60)", watch
+    )
+    assert killed is True and watch.checks == 3 and seconds < 5
+    assert code is not None and code < 0
 
 
 def test_a_watch_does_not_delay_the_end_of_a_short_run() -> None:
-    proc = start("import time; time.sleep(0.3)")
-    output = PolledOutput(proc, 1000)
     watch = CountingWatch(10.0)
-    began = time.monotonic()
-    assert output.wait(began + 30, watch) is False
-    assert time.monotonic() - began < 2
-    assert watch.checks == 0 and proc.returncode == 0
+    killed, seconds, code = wait_watched("import time; time.sleep(0.3)", watch)
+    assert killed is False and seconds < 2
+    assert watch.checks == 0 and code == 0
 
 
 class SlowWatch(CountingWatch):
@@ -108,9 +111,6 @@ class SlowWatch(CountingWatch):
 
 
 def test_a_check_that_passes_late_never_kills_the_run() -> None:
-    proc = start("import time; time.sleep(0.5); print('done')")
-    output = PolledOutput(proc, 1000)
     watch = SlowWatch(0.01)
-    began = time.monotonic()
-    assert output.wait(began + 30, watch) is False
-    assert proc.returncode == 0 and watch.checks > 3
+    killed, _, code = wait_watched("import time; time.sleep(0.5); print('done')", watch)
+    assert killed is False and code == 0 and watch.checks > 3
