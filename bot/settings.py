@@ -142,13 +142,8 @@ class Settings(BaseSettings):
         if decoded is not None:  # base64 of the PEM, as Kubernetes and CI secrets often hold
             return decoded
         # Never echo the value: it may be a key pasted without its BEGIN/END lines.
-        looks_like_path = len(text) < 1024 and "\n" not in text
-        try:
-            path = Path(text).expanduser() if looks_like_path else None
-            readable = path is not None and path.is_file()
-        except OSError:
-            readable = False
-        if path is None or not readable:
+        path = _key_file(text)
+        if path is None:
             raise ValueError("is neither PEM text, base64 of PEM, nor the path of a readable file")
         content = path.read_text(encoding="utf-8", errors="replace").strip()
         if "-----BEGIN" not in content or "PRIVATE KEY-----" not in content:
@@ -260,14 +255,9 @@ class Settings(BaseSettings):
         bubblewrap on top of its defaults, which only know ``./.kaizen`` and system paths;
         a data dir elsewhere (``/srv/kaizen``) would otherwise be readable."""
         paths = [self.data_dir.expanduser().absolute()]
-        raw = os.environ.get("KAIZEN_PRIVATE_KEY", "").strip()
-        if raw and "-----BEGIN" not in raw and "\n" not in raw and len(raw) < 1024:
-            try:
-                key_file = Path(raw).expanduser()
-                if key_file.is_file():
-                    paths.append(key_file.absolute())
-            except OSError:
-                pass
+        key_file = _key_file(os.environ.get("KAIZEN_PRIVATE_KEY", "").strip())
+        if key_file is not None:
+            paths.append(key_file.absolute())
         return paths
 
     def require(self, *names: str) -> None:
@@ -279,6 +269,17 @@ class Settings(BaseSettings):
         ]
         if problems:
             raise SettingsError(problems)
+
+
+def _key_file(text: str) -> Path | None:
+    """The file ``KAIZEN_PRIVATE_KEY`` names, when it names one rather than holding PEM."""
+    if not text or "-----BEGIN" in text or "\n" in text or len(text) >= 1024:
+        return None
+    try:
+        path = Path(text).expanduser()
+        return path if path.is_file() else None
+    except OSError:
+        return None
 
 
 def _base64_pem(text: str) -> str | None:

@@ -161,7 +161,7 @@ _SEVERITY_BY_PREFIX: dict[str, str] = {
 }
 _DEFAULT_SEVERITY = "low"
 
-_SELECTOR = re.compile(r"[A-Z]+[0-9]*")
+RULE_SELECTOR = re.compile(r"[A-Z]+[0-9]*")  # E501, B, PLR2004, ALL
 _LETTERS = re.compile(r"[A-Z]+")
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 _RULE_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -214,7 +214,7 @@ def run_ruff(
     chosen = list(select) or list(DEFAULT_SELECT)
     ignored = list(ignore) + ([] if select else list(DEFAULT_IGNORE))
     for code in [*chosen, *ignored]:
-        if not _SELECTOR.fullmatch(code):
+        if not RULE_SELECTOR.fullmatch(code):
             raise ValueError(f"not a ruff rule code or prefix: {code!r}")
 
     command = _ruff_command()

@@ -17,11 +17,12 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from workers.review.ruff_scan import RULE_SELECTOR
+
 # Where ruff looks at the repository root, in its own order of precedence.
 CONFIG_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml")
 MAX_CONFIG_CHARS = 512_000
 MAX_IGNORES = 200
-_SELECTOR = re.compile(r"[A-Z]+[0-9]*")
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 _KEYS = ("ignore", "extend-ignore")
 
@@ -54,7 +55,7 @@ def ignores_in(name: str, text: str) -> list[str] | None:
             values = where.get(key)
             if isinstance(values, list):
                 found += [v.strip() for v in values if isinstance(v, str)]
-    return [v for v in dict.fromkeys(found) if _SELECTOR.fullmatch(v)][:MAX_IGNORES]
+    return [v for v in dict.fromkeys(found) if RULE_SELECTOR.fullmatch(v)][:MAX_IGNORES]
 
 
 def team_ignores(file_text: Callable[[str], str | None]) -> list[str]:

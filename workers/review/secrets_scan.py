@@ -115,7 +115,7 @@ _PLACEHOLDER = re.compile(
 _TEMPLATE_PART = re.compile(
     r"\{[^}]*\}|\$\{|^\$[A-Za-z_]\w*$|<[^>]+>|%\(\w+\)s|%[A-Za-z_]\w*%|^%s$|^\["
 )
-_IDENTIFIER = re.compile(r"^[A-Z]+(?:_[A-Z]+)+$")  # SAS_KEY, DB_PASSWORD: a variable's name
+_NAME_OF_A_VALUE = re.compile(r"^[A-Z]+(?:_[A-Z]+)*$")  # PASSWORD, SAS_KEY, HOST
 _PLACEHOLDER_WORDS = frozenset(
     {
         "password",
@@ -177,7 +177,7 @@ def _is_template_url(user: str, password: str, host: str) -> bool:
     host: ``user:password@host`` rather than a password someone pasted."""
     if any(_TEMPLATE_PART.search(part) for part in (user, password, host) if part):
         return True
-    if password.isupper() or _IDENTIFIER.match(password) or (host and host.isupper()):
+    if _NAME_OF_A_VALUE.match(password) or _NAME_OF_A_VALUE.match(host):
         return True  # PASSWORD, SAS_KEY, @HOST: the names of what goes there
     if re.sub(r"[_-]", "", password.lower()) in _PLACEHOLDER_WORDS:
         return True
