@@ -140,6 +140,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     fix.add_argument("--max-attempts", type=int, default=3, help="LLM attempts")
     fix.add_argument("--max-runs", type=int, default=40, help="sandbox runs, all policies")
+    fix.add_argument(
+        "--time-limit",
+        type=float,
+        default=600.0,
+        help="seconds for the whole fix (one test run may take up to 300 of them)",
+    )
     fix.add_argument("--name", default=None, help="OWNER/REPO to learn under")
     fix.add_argument("--json", action="store_true", help="print JSON")
     fix.add_argument("--no-llm", action="store_true", help="offline template repair only")
@@ -380,6 +386,9 @@ def _fix(args: argparse.Namespace) -> int:
     if args.max_attempts < 1 or args.max_runs < 1:
         print("kaizen fix: --max-attempts and --max-runs must be at least 1", file=sys.stderr)
         return 2
+    if not 10 <= args.time_limit <= 86_400:
+        print("kaizen fix: --time-limit must be between 10 and 86400 seconds", file=sys.stderr)
+        return 2
     try:
         sandbox = choose_sandbox(
             settings.sandbox,
@@ -400,7 +409,9 @@ def _fix(args: argparse.Namespace) -> int:
         sandbox=sandbox,
         memory=memory,
         llm=LlmFixPolicy(chat, memory) if chat is not None else None,
-        budget=FixBudget(max_attempts=args.max_attempts, max_sandbox_runs=args.max_runs),
+        budget=FixBudget.within(
+            args.time_limit, max_attempts=args.max_attempts, max_sandbox_runs=args.max_runs
+        ),
         progress=progress,
     )
     issue_id = "local-" + hashlib.sha256(issue_text.encode()).hexdigest()[:12]

@@ -259,11 +259,10 @@ def _run_fix(
         ),
         memory=ctx.memory,
         llm=LlmFixPolicy(chat, ctx.memory) if chat is not None else None,
-        budget=FixBudget(
+        budget=FixBudget.within(
+            config.fix.time_limit_s,
             max_attempts=config.fix.max_attempts,
             max_sandbox_runs=config.fix.max_test_runs,
-            time_limit_s=config.fix.time_limit_s,
-            run_timeout_s=min(300.0, float(config.fix.time_limit_s)),
         ),
     )
     job = FixJob(

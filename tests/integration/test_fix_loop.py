@@ -201,6 +201,30 @@ def test_kaizen_fix_cli_on_a_local_repository(
     assert (checkout / "shop" / "pricing.py").read_text() == before  # never changed in place
 
 
+def test_kaizen_fix_cli_refuses_a_time_limit_it_cannot_keep(checkout: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.integration.procs import kaizen_cmd, kaizen_env
+
+    for bad in ("0", "5", "1e9"):
+        done = subprocess.run(
+            kaizen_cmd("fix", "--repo", str(checkout), "--no-llm", "--time-limit", bad),
+            env=kaizen_env(data_dir=str(tmp_path / "data")),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2 and "--time-limit must be between" in done.stderr
+
+
+def test_a_fix_budget_gives_one_run_most_of_a_short_limit_and_5_minutes_of_a_long_one() -> None:
+    short = FixBudget.within(60, max_attempts=1, max_sandbox_runs=5)
+    long = FixBudget.within(1800, max_attempts=3, max_sandbox_runs=40)
+    assert (short.time_limit_s, short.run_timeout_s) == (60.0, 60.0)
+    assert (long.time_limit_s, long.run_timeout_s) == (1800.0, 300.0)
+    assert long.max_sandbox_runs == 40 and long.max_attempts == 3
+
+
 INSTALL = (
     "mkdir -p .deps/helperlib .git/hooks"
     " && printf 'def double(x):\\n    return 2 * x\\n' > .deps/helperlib/__init__.py"

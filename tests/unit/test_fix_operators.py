@@ -149,6 +149,36 @@ def test_off_by_one_treats_negative_literals_as_one_number() -> None:
     assert buggy.replace("-2", "-1") == afters[0] or buggy.replace("-2", "-3") == afters[0]
 
 
+def test_off_by_one_bumps_a_count_argument_with_no_literal_in_sight() -> None:
+    buggy = src(
+        """
+        from itertools import islice
+
+
+        def nth_or_last(iterable, n, *, default=None):
+            return last(islice(iterable, n), default=default)
+        """
+    )
+    fixed = buggy.replace("islice(iterable, n)", "islice(iterable, n + 1)")
+    assert_fixes(buggy, fixed, "islice(", "off-by-one")
+    afters = [p.after for p in generate_patches(buggy, "a.py", 5, operators=["off-by-one"])]
+    assert "default=default + 1" not in "".join(afters)  # not a count
+    assert "iterable + 1" not in "".join(afters)  # not a count position, not a count name
+
+
+def test_off_by_one_bumps_count_like_names_passed_to_any_call() -> None:
+    buggy = src(
+        """
+        def page(items, page_size, label):
+            return fetch(items, page_size, label)
+        """
+    )
+    fixed = buggy.replace("fetch(items, page_size,", "fetch(items, page_size - 1,")
+    assert_fixes(buggy, fixed, "fetch(", "off-by-one")
+    afters = "".join(p.after for p in generate_patches(buggy, "a.py", 2))
+    assert "label + 1" not in afters and "items + 1" not in afters
+
+
 def test_boolean_operator_fixes_or_that_should_be_and() -> None:
     buggy = src(
         """

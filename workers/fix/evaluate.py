@@ -60,6 +60,7 @@ class Score:
     fixed: set[str]
     still_failing: set[str]
     broken: set[str]
+    only_targets: bool = False  # only the failing tests ran: nothing is known of the rest
 
     def summary(self) -> str:
         parts = [f"{len(self.fixed)} target test(s) fixed"]
@@ -67,23 +68,33 @@ class Score:
             parts.append(f"{len(self.still_failing)} still failing")
         if self.broken:
             parts.append(f"{len(self.broken)} previously passing test(s) broken")
-        return ", ".join(parts)
+        text = ", ".join(parts)
+        return f"{text} (only the failing tests were run)" if self.only_targets else text
 
 
-def score(baseline: TestsOutcome, after: TestsOutcome, patch: Patch | None) -> Score:
+def score(
+    baseline: TestsOutcome,
+    after: TestsOutcome,
+    patch: Patch | None,
+    *,
+    only_targets: bool = False,
+) -> Score:
+    """``only_targets``: ``after`` ran just the baseline's failing tests (the quick check),
+    so the passing tests it did not run are not counted as broken - and it is never a
+    success, which needs the whole suite."""
     targets = baseline.failed
     kept = baseline.passed
     now_passed = after.passed
     fixed = targets & now_passed
-    broken = {t for t in kept if t not in now_passed}
+    broken = set() if only_targets else {t for t in kept if t not in now_passed}
     if not after.ok:
-        return Score(-1.0, False, set(), targets, broken)
+        return Score(-1.0, False, set(), targets, broken, only_targets)
     reward = (len(fixed) / len(targets) if targets else 0.0) - 1.0 * len(broken) / max(1, len(kept))
     if patch is not None:
         reward -= 0.002 * patch.changed_lines
         reward -= 0.1 * new_lint_errors(patch)
-    success = bool(targets) and fixed == targets and not broken
-    return Score(round(reward, 4), success, fixed, targets - fixed, broken)
+    success = bool(targets) and fixed == targets and not broken and not only_targets
+    return Score(round(reward, 4), success, fixed, targets - fixed, broken, only_targets)
 
 
 def new_lint_errors(patch: Patch) -> int:
@@ -137,7 +148,15 @@ class TestRunner:
 
     __test__ = False  # not a pytest test class
 
-    def run(self, patches: Sequence[Patch] = (), *, coverage: bool = False) -> TestsOutcome:
+    def run(
+        self,
+        patches: Sequence[Patch] = (),
+        *,
+        coverage: bool = False,
+        select: Sequence[str] = (),
+    ) -> TestsOutcome:
+        """``select``: pytest node ids to run instead of the whole suite (ignored for a
+        configured non-pytest command, which has no way to pick tests)."""
         with workspace_copy(self.checkout) as workspace:
             for patch in patches:
                 target = (workspace / check_edit_path(patch.path)).resolve()
@@ -151,12 +170,14 @@ class TestRunner:
                     list(self.custom_command), workspace=workspace, limits=self.limits
                 )
                 return TestsOutcome(result, _exit_code_tests(result, self.limits))
-            return self._pytest(workspace, coverage)
+            return self._pytest(workspace, coverage, select)
 
-    def _pytest(self, workspace: Path, coverage: bool) -> TestsOutcome:
+    def _pytest(self, workspace: Path, coverage: bool, select: Sequence[str]) -> TestsOutcome:
         report = workspace / REPORT
+        # `--` so that a node id can never be read as an option.
         command = pytest_command(
             f"/workspace/{REPORT}",
+            ["--", *select] if select else (),
             per_test_timeout_s=self.per_test_timeout_s,
             python=self.python,
             has_pytest_timeout=True if self.sandbox.name == "docker" else None,
@@ -167,7 +188,7 @@ class TestRunner:
         result = self.sandbox.run(command, workspace=workspace, limits=self.limits)
         tests, error = read_report(report, result, self.limits)
         if coverage and "No module named coverage" in result.stderr:
-            return self._pytest(workspace, False)
+            return self._pytest(workspace, False, select)
         outcome = TestsOutcome(result, tests, error)
         if coverage and self.scratch is not None:
             outcome.coverage_file = _keep_coverage(

@@ -18,9 +18,15 @@ Order of work, and why:
    an endpoint is configured. Candidates are ordered by suspiciousness times the learned
    score of their pattern for this error class (``fix:<operator>:<ErrorType>``), with a
    boost for operators that fixed similar issues before (skills from memory).
-4. Each candidate runs the whole suite once in a fresh copy; its reward is stored on an
-   experience and its verdict moves the pattern's score, so the next issue with the same
-   kind of failure tries the right operator sooner.
+4. Each candidate runs in a fresh copy. When the suite is slow enough for it to pay, the
+   failing tests alone run first (the quick check) and only a candidate that makes them
+   all pass runs the whole suite, which alone can accept it: on a real project most
+   candidates fail their targets, and a full run of every one is what spent the budget.
+   The quick check is used only after it reproduced the baseline's failures on the
+   unpatched tree (a test that fails only after another one would pass alone, and every
+   candidate would look like a fix). Its reward is stored on an experience and its
+   verdict moves the pattern's score, so the next issue with the same kind of failure
+   tries the right operator sooner.
 """
 
 from __future__ import annotations
@@ -68,6 +74,11 @@ SKILL_MIN_SIMILARITY = 0.6
 INSTALL_WORKSPACE_MB = 12_288
 # And files: a node_modules tree holds hundreds of thousands.
 INSTALL_WORKSPACE_FILES = 2_000_000
+# The quick check is not worth its extra run for more targets than this (they are most of
+# the suite) or for a suite this fast (the sandbox's start-up is most of a run).
+MAX_QUICK_TARGETS = 100
+QUICK_CHECK_MIN_SUITE_S = 5.0
+MAX_RUN_TIMEOUT_S = 300.0
 PYTHON_EXCLUDES = (".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist")
 
 
@@ -81,6 +92,20 @@ class FixBudget:
     install_workspace_mb: int = INSTALL_WORKSPACE_MB  # what the install step may add
     workspace_files: int = Limits().workspace_files  # files one test run may add
     install_workspace_files: int = INSTALL_WORKSPACE_FILES
+    # Run only the failing tests first when the baseline took at least this long.
+    quick_check_min_suite_s: float = QUICK_CHECK_MIN_SUITE_S
+
+    @classmethod
+    def within(cls, time_limit_s: float, *, max_attempts: int, max_sandbox_runs: int) -> FixBudget:
+        """The budget of a fix given its time limit: one test run may take most of it, up
+        to 5 minutes (a real project's baseline with coverage can take minutes; a run
+        that hangs must not take the whole fix)."""
+        return cls(
+            max_attempts=max_attempts,
+            max_sandbox_runs=max_sandbox_runs,
+            time_limit_s=float(time_limit_s),
+            run_timeout_s=min(MAX_RUN_TIMEOUT_S, float(time_limit_s)),
+        )
 
 
 @dataclass
@@ -409,6 +434,7 @@ class FixLoop:
             error_class=error_class,
             suspects=suspects,
         )
+        quick = self._quick_targets(runner, baseline)
         for policy, item in self._plan(ctx):
             if runner.runs >= self.budget.max_sandbox_runs:
                 break
@@ -420,8 +446,7 @@ class FixLoop:
                 if not patches:
                     self._record_failed_llm(ctx, result, reflection)
                     continue
-                outcome = runner.run(patches)
-                verdict = score(baseline, outcome, patches[0] if len(patches) == 1 else None)
+                outcome, verdict = self._evaluate(runner, baseline, patches, quick)
                 if not verdict.success:
                     reflection = self.llm.reflect(ctx, verdict.summary())
                     ctx.reflections.append(reflection)
@@ -429,8 +454,7 @@ class FixLoop:
             else:
                 patch = item
                 assert isinstance(patch, Patch)
-                outcome = runner.run([patch])
-                verdict = score(baseline, outcome, patch)
+                outcome, verdict = self._evaluate(runner, baseline, [patch], quick)
                 attempt = self._remember(ctx, patch.operator, [patch], verdict, "template", None)
                 patches = [patch]
             result.attempts.append(attempt)
@@ -453,6 +477,54 @@ class FixLoop:
             f"No fix found in {len(result.attempts)} attempt(s) ({runner.runs} sandbox runs)."
         )
         return result
+
+    # -- evaluating ---------------------------------------------------------------------
+
+    def _quick_targets(self, runner: TestRunner, baseline: TestsOutcome) -> list[str]:
+        """The failing tests' node ids if running them alone is a faithful, cheaper first
+        check of a candidate, else ``[]`` (every candidate runs the whole suite)."""
+        targets = sorted(baseline.failed)
+        if (
+            runner.custom_command is not None
+            or not targets
+            or len(targets) > MAX_QUICK_TARGETS
+            or not baseline.passed
+            or baseline.run.duration_s < self.budget.quick_check_min_suite_s
+            or runner.runs >= self.budget.max_sandbox_runs - 1
+        ):
+            return []
+        alone = runner.run(select=targets)
+        reproduced = alone.ok and alone.failed == set(targets) and not alone.passed
+        if not reproduced:
+            self.progress(
+                "The failing tests do not fail the same way on their own; every candidate "
+                "runs the whole suite."
+            )
+            return []
+        if alone.run.duration_s > baseline.run.duration_s / 2:
+            return []  # the failing tests are the slow part: the check would save little
+        self.progress(
+            f"The failing tests alone take {alone.run.duration_s:.1f} s of the suite's "
+            f"{baseline.run.duration_s:.1f} s: each candidate runs them first."
+        )
+        return targets
+
+    def _evaluate(
+        self,
+        runner: TestRunner,
+        baseline: TestsOutcome,
+        patches: list[Patch],
+        quick: list[str],
+    ) -> tuple[TestsOutcome, Score]:
+        """The candidate's outcome and verdict; with ``quick`` its failing tests run first
+        and the whole suite only if they all pass."""
+        single = patches[0] if len(patches) == 1 else None
+        if quick:
+            first = runner.run(patches, select=quick)
+            if not (first.ok and set(quick) <= first.passed):
+                return first, score(baseline, first, single, only_targets=True)
+        outcome = runner.run(patches)
+        return outcome, score(baseline, outcome, single)
 
     # -- localisation and memory ----------------------------------------------------
 

@@ -622,6 +622,77 @@ def _bumps(ctx: _Ctx, node: ast.AST, *, plus_first: bool = True) -> list[tuple[i
     return [(1 + i, f"{text} {sign} 1", 11) for i, sign in enumerate(signs)]
 
 
+# Callables whose argument at these positions (or keywords) is a count, a size or an
+# index: ``islice(it, n)`` for ``islice(it, n + 1)`` is the off-by-one with no literal in
+# sight. Builtins, str/list methods, itertools, heapq, random, collections, and the
+# itertools recipes' names (take, nth, chunked, …) that real projects define.
+_COUNT_PARAMETERS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "islice": ((1, 2, 3), ()),
+    "repeat": ((1,), ("times",)),
+    "combinations": ((1,), ("r",)),
+    "combinations_with_replacement": ((1,), ("r",)),
+    "permutations": ((1,), ("r",)),
+    "nlargest": ((0,), ("n",)),
+    "nsmallest": ((0,), ("n",)),
+    "round": ((1,), ("ndigits",)),
+    "split": ((1,), ("maxsplit",)),
+    "rsplit": ((1,), ("maxsplit",)),
+    "pop": ((0,), ()),
+    "insert": ((0,), ()),
+    "zfill": ((0,), ()),
+    "ljust": ((0,), ()),
+    "rjust": ((0,), ()),
+    "center": ((0,), ()),
+    "enumerate": ((1,), ("start",)),
+    "deque": ((1,), ("maxlen",)),
+    "sample": ((1,), ("k",)),
+    "choices": ((), ("k",)),
+    "most_common": ((0,), ()),
+    "read": ((0,), ()),
+    "take": ((0,), ("n",)),
+    "nth": ((1,), ("n",)),
+    "chunked": ((1,), ("n",)),
+    "batched": ((1,), ("n",)),
+    "windowed": ((1,), ("n",)),
+    "sliding_window": ((1,), ("n",)),
+}
+_BUILTIN_NAMES = frozenset(dir(builtins))
+# Names that hold a count, size or index in most code: their arguments to any other call
+# are worth a ±1, after every literal and index on the line.
+_COUNT_NAME_RE = re.compile(
+    r"(?:n|i|j|k|m|idx|index|pos|offset|start|stop|end|size|length|limit|count|width|"
+    r"height|depth|level|num|total|step|n_\w+|num_\w+|max_\w+|min_\w+|"
+    r"\w+_(?:count|size|len|length|index|idx|num|limit|offset|pos|width|depth))",
+    re.IGNORECASE,
+)
+
+
+def _count_arguments(ctx: _Ctx, call: ast.Call) -> Iterator[tuple[int, ast.AST, bool]]:
+    """A call's plain-name arguments that are counts: (base rank, node, plus first)."""
+    func = call.func
+    callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    if callee in ("range", "len"):
+        return  # their own rules
+    positions, keywords = _COUNT_PARAMETERS.get(callee, ((), ()))
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        positions = ()  # positions after a *args are unknown
+    arguments = [(i in positions, a) for i, a in enumerate(call.args)]
+    arguments += [(k.arg in keywords, k.value) for k in call.keywords if k.arg is not None]
+    for known, arg in arguments:
+        if isinstance(arg, ast.Name):
+            name = arg.id
+        elif isinstance(arg, ast.Attribute):
+            name = arg.attr
+        else:
+            continue
+        if name in ctx.callables or name in _BUILTIN_NAMES:
+            continue
+        if known:
+            yield 1, arg, True
+        elif _COUNT_NAME_RE.fullmatch(name):
+            yield 3, arg, True
+
+
 def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
     """Loop bounds, ``len(x) - 1``, indices and integer literals one too big or small."""
     targets: list[tuple[int, ast.AST, bool]] = []  # (base rank, node, plus first)
@@ -642,6 +713,8 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
                 and _int_value(parent.right) is not None
             )
             targets.append((0, parent if adjusted and parent else node, False))
+        elif isinstance(node, ast.Call):
+            targets.extend(_count_arguments(ctx, node))
         elif isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
             index = node.slice
             if not isinstance(index, ast.Tuple) and not (

@@ -1,0 +1,103 @@
+"""The fix loop's quick check in the real sandbox: on a slow suite the failing tests run
+first and only a candidate that passes them runs the whole suite, which alone accepts it;
+a failure that the failing tests do not reproduce alone turns the check off."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FIXTURES
+from workers.fix.loop import FixBudget, FixLoop
+from workers.sandbox.base import Sandbox, SandboxUnavailable
+from workers.sandbox.select import choose_sandbox
+
+pytestmark = pytest.mark.slow
+
+ISSUE = "total_price([(10, 2)], 0.1) gives 22.0; a 10 % discount should give 18.0."
+SLOW_TEST = "import time\n\n\ndef test_slow_but_passing():\n    time.sleep(1.0)\n"
+# Passes alone, fails after test_a_sets: a failure only the whole suite shows.
+ORDER_DEPENDENT = (
+    "import os\n\n\n"
+    "def test_a_sets():\n    os.environ['KZ_ORDER_FLAG'] = '1'\n\n\n"
+    "def test_b_expects_a_clean_environment():\n    assert 'KZ_ORDER_FLAG' not in os.environ\n"
+)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    try:
+        return choose_sandbox("auto")
+    except SandboxUnavailable as exc:
+        if os.environ.get("KAIZEN_REQUIRE_SANDBOXES"):
+            raise
+        pytest.skip(f"no sandbox here: {exc}")
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    target = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "fix_repo", target)
+    (target / "tests" / "test_slow.py").write_text(SLOW_TEST)
+    return target
+
+
+def test_on_a_slow_suite_candidates_run_the_failing_tests_first(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    said: list[str] = []
+    loop = FixLoop(
+        sandbox=sandbox,
+        memory=None,
+        budget=FixBudget(max_sandbox_runs=40, quick_check_min_suite_s=0.5),
+        progress=said.append,
+    )
+    result = loop.run(repo="octo-org/shop", issue_id="7", issue_text=ISSUE, checkout=checkout)
+    assert result.fixed and "amount - amount * discount" in result.patch
+    assert any("each candidate runs them first" in line for line in said)
+    *rejected, winner = result.attempts
+    assert rejected, "the fixture's first candidates are wrong ones"
+    quick_only = [a for a in rejected if "only the failing tests were run" in a.summary]
+    assert quick_only and all(a.reward < 1.0 for a in quick_only)
+    assert "only the failing tests were run" not in winner.summary
+    # The winner was accepted on the whole suite: every test passes, the slow one too.
+    assert result.after_passed == result.baseline_passed + 1
+    # One run for the baseline, one for the check on it, one per rejected candidate that
+    # failed its targets, two for each that ran the whole suite.
+    full_runs = len(rejected) - len(quick_only) + 1
+    assert result.sandbox_runs == 2 + len(quick_only) + 2 * full_runs
+
+
+def test_a_fast_suite_runs_every_candidate_on_the_whole_suite(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    (checkout / "tests" / "test_slow.py").unlink()
+    said: list[str] = []
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(), progress=said.append)
+    result = loop.run(repo="octo-org/shop", issue_id="7", issue_text=ISSUE, checkout=checkout)
+    assert result.fixed
+    assert not any("only the failing tests were run" in a.summary for a in result.attempts)
+    assert result.sandbox_runs == 1 + len(result.attempts)
+
+
+def test_a_failure_the_failing_tests_do_not_show_alone_turns_the_check_off(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    (checkout / "tests" / "test_order.py").write_text(ORDER_DEPENDENT)
+    said: list[str] = []
+    loop = FixLoop(
+        sandbox=sandbox,
+        memory=None,
+        budget=FixBudget(max_sandbox_runs=5, quick_check_min_suite_s=0.5),
+        progress=said.append,
+    )
+    result = loop.run(repo="octo-org/shop", issue_id="7", issue_text=ISSUE, checkout=checkout)
+    assert "tests/test_order.py::test_b_expects_a_clean_environment" in result.baseline_failed
+    assert any("do not fail the same way on their own" in line for line in said)
+    assert result.attempts and not any(
+        "only the failing tests were run" in a.summary for a in result.attempts
+    )
+    assert not result.fixed  # no patch to pricing.py makes the order-dependent test pass

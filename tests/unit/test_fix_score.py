@@ -1,0 +1,39 @@
+"""Scoring a candidate: the quick check (failing tests only) can reject, never accept."""
+
+from __future__ import annotations
+
+from workers.fix.evaluate import TestsOutcome, score
+from workers.sandbox.base import RunResult
+from workers.sandbox.junit import TestResult
+
+
+def outcome(**tests: str) -> TestsOutcome:
+    return TestsOutcome(
+        RunResult(exit_code=1, stdout="", stderr="", duration_s=1.0),
+        [TestResult(n, "", n, None, o, 0.1) for n, o in tests.items()],  # type: ignore[arg-type]
+    )
+
+
+BASELINE = outcome(target="failed", other="passed", third="passed")
+
+
+def test_a_full_run_that_fixes_the_target_and_keeps_the_rest_is_a_success() -> None:
+    verdict = score(BASELINE, outcome(target="passed", other="passed", third="passed"), None)
+    assert verdict.success and verdict.reward == 1.0 and not verdict.broken
+
+
+def test_tests_missing_from_a_full_run_count_as_broken() -> None:
+    verdict = score(BASELINE, outcome(target="passed", other="passed"), None)
+    assert not verdict.success and verdict.broken == {"third"}
+
+
+def test_a_quick_check_never_counts_the_tests_it_did_not_run_as_broken() -> None:
+    verdict = score(BASELINE, outcome(target="failed"), None, only_targets=True)
+    assert verdict.broken == set() and verdict.still_failing == {"target"}
+    assert verdict.reward == 0.0
+    assert "only the failing tests were run" in verdict.summary()
+
+
+def test_a_quick_check_that_passes_the_targets_is_still_no_success() -> None:
+    verdict = score(BASELINE, outcome(target="passed"), None, only_targets=True)
+    assert not verdict.success and verdict.fixed == {"target"}
