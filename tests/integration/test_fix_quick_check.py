@@ -4,18 +4,18 @@ a failure that the failing tests do not reproduce alone turns the check off."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import FIXTURES
+from tests.integration import test_fix_loop
 from workers.fix.loop import FixBudget, FixLoop
-from workers.sandbox.base import Sandbox, SandboxUnavailable
-from workers.sandbox.select import choose_sandbox
+from workers.sandbox.base import Sandbox
 
 pytestmark = pytest.mark.slow
+sandbox = test_fix_loop.sandbox  # the same fixture: the real sandbox, or a skip
 
 ISSUE = "total_price([(10, 2)], 0.1) gives 22.0; a 10 % discount should give 18.0."
 SLOW_TEST = "import time\n\n\ndef test_slow_but_passing():\n    time.sleep(1.0)\n"
@@ -27,14 +27,10 @@ ORDER_DEPENDENT = (
 )
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    try:
-        return choose_sandbox("auto")
-    except SandboxUnavailable as exc:
-        if os.environ.get("KAIZEN_REQUIRE_SANDBOXES"):
-            raise
-        pytest.skip(f"no sandbox here: {exc}")
+def quick_loop(sandbox: Sandbox, said: list[str], runs: int) -> FixLoop:
+    """A loop that uses the quick check on the fixture's 1-second suite."""
+    budget = FixBudget(max_sandbox_runs=runs, quick_check_min_suite_s=0.5)
+    return FixLoop(sandbox=sandbox, memory=None, budget=budget, progress=said.append)
 
 
 @pytest.fixture
@@ -49,12 +45,7 @@ def test_on_a_slow_suite_candidates_run_the_failing_tests_first(
     sandbox: Sandbox, checkout: Path
 ) -> None:
     said: list[str] = []
-    loop = FixLoop(
-        sandbox=sandbox,
-        memory=None,
-        budget=FixBudget(max_sandbox_runs=40, quick_check_min_suite_s=0.5),
-        progress=said.append,
-    )
+    loop = quick_loop(sandbox, said, 40)
     result = loop.run(repo="octo-org/shop", issue_id="7", issue_text=ISSUE, checkout=checkout)
     assert result.fixed and "amount - amount * discount" in result.patch
     assert any("each candidate runs them first" in line for line in said)
@@ -88,12 +79,7 @@ def test_a_failure_the_failing_tests_do_not_show_alone_turns_the_check_off(
 ) -> None:
     (checkout / "tests" / "test_order.py").write_text(ORDER_DEPENDENT)
     said: list[str] = []
-    loop = FixLoop(
-        sandbox=sandbox,
-        memory=None,
-        budget=FixBudget(max_sandbox_runs=5, quick_check_min_suite_s=0.5),
-        progress=said.append,
-    )
+    loop = quick_loop(sandbox, said, 5)
     result = loop.run(repo="octo-org/shop", issue_id="7", issue_text=ISSUE, checkout=checkout)
     assert "tests/test_order.py::test_b_expects_a_clean_environment" in result.baseline_failed
     assert any("do not fail the same way on their own" in line for line in said)
