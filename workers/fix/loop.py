@@ -49,7 +49,8 @@ from memory.service import Memory
 from memory.types import Experience, Kind, Outcome, Signal
 from workers.fix import localize
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
-from workers.fix.operators import OPERATORS, generate_patches
+from workers.fix.operators import OPERATORS
+from workers.fix.planning import rank_candidates
 from workers.fix.testcmd import TestCommand, detect_test_command
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
@@ -587,32 +588,22 @@ class FixLoop:
             if s.extra.get("operator")
             and self._skill_similarity.get(s.id, 1.0) >= SKILL_MIN_SIMILARITY
         )
-        scored: list[tuple[float, int, Patch]] = []
-        order = 0
         top = max((s.score for s in ctx.suspects), default=1.0) or 1.0
-        for suspect in ctx.suspects[:MAX_SUSPECTS]:
-            source = ctx.files.get(suspect.path)
-            if source is None:
-                continue
-            for patch in generate_patches(source, suspect.path, suspect.line):
-                theta = self._theta(ctx.repo, pattern_for(patch.operator, ctx.error_class))
-                boost = SKILL_BOOST if skill_ops.get(patch.operator) else 1.0
-                weight = (suspect.score / top) * theta * boost
-                scored.append((weight, order, patch))
-                order += 1
-        scored.sort(key=lambda item: (-item[0], item[1]))
+
+        def weight(suspect: Suspect, patch: Patch) -> float:
+            theta = self._theta(ctx.repo, pattern_for(patch.operator, ctx.error_class))
+            boost = SKILL_BOOST if skill_ops.get(patch.operator) else 1.0
+            return (suspect.score / top) * theta * boost
+
+        ranked = rank_candidates(ctx.suspects[:MAX_SUSPECTS], ctx.files, weight)
         llm_theta = self._theta(ctx.repo, pattern_for("fix:llm", ctx.error_class))
         llm_left = self.budget.max_attempts if self.llm is not None else 0
         number = 0
-        seen: set[str] = set()
-        for weight, _, patch in scored:
-            while llm_left and llm_theta >= weight:
+        for w, patch in ranked:
+            while llm_left and llm_theta >= w:
                 number += 1
                 llm_left -= 1
                 yield "llm", number
-            if patch.after in seen:
-                continue
-            seen.add(patch.after)
             yield "template", patch
         while llm_left:
             number += 1

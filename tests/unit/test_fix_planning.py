@@ -1,0 +1,87 @@
+"""The fix loop's candidate order: tied lines take turns, stronger lines go first whole."""
+
+from __future__ import annotations
+
+import textwrap
+
+from workers.fix.operators import generate_patches
+from workers.fix.planning import rank_candidates
+from workers.fix.types import Patch, Suspect
+
+SOURCE = textwrap.dedent(
+    """\
+    def split(seq, n):
+        q, r = divmod(len(seq), n)
+        out = []
+        stop = 0
+        for i in range(1, n + 1):
+            start = stop
+            stop += q + 1 if i < r else q
+            out.append(seq[start:stop])
+        return out
+    """
+)
+PATH = "pkg/split.py"
+RANGE_LINE = 5  # for i in range(1, n + 1):
+BUG_LINE = 7  # stop += q + 1 if i < r else q
+
+
+def by_suspect_score(suspect: Suspect, _patch: Patch) -> float:
+    return suspect.score
+
+
+def lines_of(ranked: list[tuple[float, Patch]]) -> list[int]:
+    return [patch.line for _, patch in ranked]
+
+
+def test_tied_lines_take_turns_so_each_lines_first_guess_comes_early() -> None:
+    suspects = [Suspect(PATH, RANGE_LINE, 3.0, "ochiai"), Suspect(PATH, BUG_LINE, 3.0, "ochiai")]
+    per_line = {line: len(generate_patches(SOURCE, PATH, line)) for line in (RANGE_LINE, BUG_LINE)}
+    assert min(per_line.values()) >= 3  # both lines have a tail of guesses
+
+    lines = lines_of(rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score))
+
+    both = 2 * min(per_line.values())
+    assert lines[:both] == [RANGE_LINE, BUG_LINE] * (both // 2)
+    first = rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score)[1][1]
+    assert first == generate_patches(SOURCE, PATH, BUG_LINE)[0]
+
+
+def test_a_more_suspicious_line_is_tried_whole_before_a_weaker_one() -> None:
+    suspects = [Suspect(PATH, RANGE_LINE, 2.9, "ochiai"), Suspect(PATH, BUG_LINE, 3.0, "ochiai")]
+
+    lines = lines_of(rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score))
+
+    on_bug = len(generate_patches(SOURCE, PATH, BUG_LINE))
+    assert lines[:on_bug] == [BUG_LINE] * on_bug
+    assert set(lines[on_bug:]) == {RANGE_LINE}
+
+
+def test_equal_weights_that_differ_only_by_float_rounding_still_tie() -> None:
+    suspects = [
+        Suspect(PATH, RANGE_LINE, 0.1 + 0.2, "ochiai"),
+        Suspect(PATH, BUG_LINE, 0.3, "ochiai"),
+    ]
+    assert 0.1 + 0.2 != 0.3
+
+    lines = lines_of(rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score))
+
+    assert lines[:2] == [RANGE_LINE, BUG_LINE]
+
+
+def test_the_same_edit_from_two_suspects_is_tried_once() -> None:
+    suspects = [Suspect(PATH, BUG_LINE, 3.0, "traceback"), Suspect(PATH, BUG_LINE, 2.0, "issue")]
+
+    ranked = rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score)
+
+    afters = [patch.after for _, patch in ranked]
+    assert len(afters) == len(set(afters)) == len(generate_patches(SOURCE, PATH, BUG_LINE))
+    assert {w for w, _ in ranked} == {3.0}
+
+
+def test_suspects_in_files_not_read_are_skipped() -> None:
+    suspects = [Suspect("gone.py", 1, 9.0, "traceback"), Suspect(PATH, BUG_LINE, 1.0, "ochiai")]
+
+    ranked = rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score)
+
+    assert ranked and {patch.path for _, patch in ranked} == {PATH}

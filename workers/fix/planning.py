@@ -1,0 +1,52 @@
+"""The order in which the fix loop tries template candidates.
+
+Each candidate is weighted by how suspicious its line is and how well its operator has done
+(the caller's ``weight``). Lines often tie: every line of a straight-line function both
+failing tests run through has the same spectrum score, and a symbol the issue names adds
+the same bonus to all of them. Ties used to be broken by generation order, so the first
+tied line's whole tail of guesses (15-30 candidates on a busy line) came before the next
+line's best guess, and the run budget could end before the buggy line was reached (on
+more_itertools' ``divide`` the bug sat on the 8th of 10 tied lines). Among equal weights
+the candidates now take turns: every tied line's first guess, then every tied line's
+second, and so on. Lines with a higher weight still go first, whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from workers.fix.operators import generate_patches
+from workers.fix.types import Patch, Suspect
+
+# Weights equal to this many decimals are a tie (sums of the same float terms in another
+# order differ in the last bits).
+TIE_DECIMALS = 9
+
+
+def rank_candidates(
+    suspects: Iterable[Suspect],
+    files: Mapping[str, str],
+    weight: Callable[[Suspect, Patch], float],
+) -> list[tuple[float, Patch]]:
+    """Every template candidate on ``suspects`` with its weight, best first, the same
+    edit (identical resulting file) only once. Equal weights are interleaved by each
+    line's own order of candidates (its k-th guess before any line's (k+1)-th), then kept
+    in suspect order."""
+    scored: list[tuple[float, int, int, Patch]] = []
+    order = 0
+    for suspect in suspects:
+        source = files.get(suspect.path)
+        if source is None:
+            continue
+        for k, patch in enumerate(generate_patches(source, suspect.path, suspect.line)):
+            scored.append((weight(suspect, patch), k, order, patch))
+            order += 1
+    scored.sort(key=lambda item: (-round(item[0], TIE_DECIMALS), item[1], item[2]))
+    seen: set[str] = set()
+    ranked: list[tuple[float, Patch]] = []
+    for w, _, _, patch in scored:
+        if patch.after in seen:
+            continue
+        seen.add(patch.after)
+        ranked.append((w, patch))
+    return ranked
