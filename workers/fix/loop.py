@@ -581,7 +581,8 @@ class FixLoop:
         """Candidates, best first: LLM attempts placed by their learned score among the
         template candidates, which are ranked by suspect score times operator score, times
         :data:`SKILL_BOOST` for operators that fixed a similar enough issue before (the
-        LLM still sees every recalled skill)."""
+        LLM still sees every recalled skill); tied lines take turns
+        (:func:`~workers.fix.planning.rank_candidates`)."""
         skill_ops = Counter(
             str(s.extra.get("operator") or "")
             for s in ctx.skills

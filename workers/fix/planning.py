@@ -32,19 +32,18 @@ def rank_candidates(
     edit (identical resulting file) only once. Equal weights are interleaved by each
     line's own order of candidates (its k-th guess before any line's (k+1)-th), then kept
     in suspect order."""
-    scored: list[tuple[float, int, int, Patch]] = []
-    order = 0
+    scored: list[tuple[float, int, Patch]] = []
     for suspect in suspects:
         source = files.get(suspect.path)
         if source is None:
             continue
         for k, patch in enumerate(generate_patches(source, suspect.path, suspect.line)):
-            scored.append((weight(suspect, patch), k, order, patch))
-            order += 1
-    scored.sort(key=lambda item: (-round(item[0], TIE_DECIMALS), item[1], item[2]))
+            scored.append((weight(suspect, patch), k, patch))
+    # Stable: what the key leaves tied stays in generation (suspect) order.
+    scored.sort(key=lambda item: (-round(item[0], TIE_DECIMALS), item[1]))
     seen: set[str] = set()
     ranked: list[tuple[float, Patch]] = []
-    for w, _, _, patch in scored:
+    for w, _, patch in scored:
         if patch.after in seen:
             continue
         seen.add(patch.after)
