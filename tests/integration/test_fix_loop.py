@@ -17,6 +17,7 @@ from memory.types import Kind
 from tests.fakes.openai_api import FakeOpenAI
 from tests.helpers import FIXTURES
 from tests.integration.test_memory_service import build
+from workers.fix import loop as fix_loop
 from workers.fix.evaluate import TestRunner
 from workers.fix.llm_policy import LlmFixPolicy
 from workers.fix.loop import FixBudget, FixLoop
@@ -130,6 +131,21 @@ def test_edits_outside_the_repo_or_to_workflows_are_refused(
     for path in ("../evil.py", ".github/workflows/ci.yml", "/etc/passwd"):
         with pytest.raises(RefusedEdit):
             runner.run([Patch("fix:x", path, 1, "", "x = 1\n", "evil")])
+
+
+def test_when_the_top_suspects_run_out_of_guesses_the_next_ones_are_tried(
+    sandbox: Sandbox, checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One suspect per tier: the fixture's top suspect is `amount = subtotal(items)`, whose
+    # few guesses all fail; the bug is on the next line, the second suspect.
+    monkeypatch.setattr(fix_loop, "MAX_SUSPECTS", 1)
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=40))
+    result = loop.run(repo="octo-org/shop", issue_id="9", issue_text=ISSUE, checkout=checkout)
+    assert result.fixed and "amount - amount * discount" in result.patch
+    top, bug = result.suspects[0].line, result.patches[0].line
+    assert bug != top and bug == result.suspects[1].line
+    *tried, _ = result.attempts
+    assert tried and all(f"at line {top}" in a.description for a in tried)
 
 
 def test_a_hanging_suite_gets_a_clear_message_not_a_stuck_task(

@@ -315,6 +315,83 @@ def test_none_check_prefers_dereferenced_names_and_guards_loop_items() -> None:
     assert not any("if self" in a for a in afters)  # self is never None
 
 
+def test_none_check_guards_a_lookup_that_can_miss_and_returns_the_unused_default() -> None:
+    buggy = src(
+        """
+        class Config:
+            def get_int(self, key: str, default: int = 0) -> int:
+                raw = self._values.get(key.lower())
+                text = raw.strip()
+                return int(text)
+        """
+    )
+    guard = "        if raw is None:\n            return {}\n        text ="
+    fixed = buggy.replace("        text =", guard.format("default"))
+    patch = assert_fixes(buggy, fixed, "text = raw", "none-check")
+    assert patch.description == "insert `if raw is None: return default` at line 4"
+    afters = [p.after for p in generate_patches(buggy, "a.py", 4, operators=["none-check"])]
+    assert afters == [
+        fixed,
+        buggy.replace("        text =", guard.format("None")),
+        buggy.replace("        text =", guard.format("0")),
+    ]
+
+
+def test_none_check_leaves_locals_that_cannot_be_none() -> None:
+    buggy = src(
+        """
+        def parse(values, key):
+            raw = values.get(key, "")
+            name = key.lower()
+            found = values.get(key, None)
+            return raw.strip() + name.strip() + found.strip()
+        """
+    )
+    descriptions = [
+        p.description for p in generate_patches(buggy, "a.py", 5, operators=["none-check"])
+    ]
+    assert any("if found is None" in d for d in descriptions)
+    assert not any("if raw " in d or "if name " in d for d in descriptions)
+
+
+def test_none_check_skips_a_failed_match_inside_a_loop() -> None:
+    buggy = src(
+        """
+        import re
+
+        def versions(lines):
+            out = []
+            for line in lines:
+                m = re.match(r"v(\\d+)", line)
+                out.append(int(m.group(1)))
+            return out
+        """
+    )
+    patches = generate_patches(buggy, "a.py", 7, operators=["none-check"])
+    assert patches[0].after == buggy.replace(
+        "        out.append(int(m",
+        "        if m is None:\n            continue\n        out.append(int(m",
+    )
+    assert "if m is None: return None" in patches[1].description
+
+
+def test_a_used_default_parameter_is_a_late_guess() -> None:
+    buggy = src(
+        """
+        def pick(options, key, default=None):
+            if key not in options:
+                return default
+            chosen = options.get(key)
+            return chosen.value
+        """
+    )
+    descriptions = [
+        p.description for p in generate_patches(buggy, "a.py", 5, operators=["none-check"])
+    ]
+    assert descriptions[0] == "insert `if chosen is None: return None` at line 5"
+    assert "if chosen is None: return default" in descriptions[-1]
+
+
 def test_none_check_goes_before_a_one_line_if_and_not_before_elif() -> None:
     buggy = src(
         """

@@ -1,11 +1,14 @@
-"""The fix loop's candidate order: tied lines take turns, stronger lines go first whole."""
+"""The fix loop's candidate order: tied lines take turns, stronger lines go first whole,
+and lines past the first tier wait until its candidates are used up."""
 
 from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from workers.fix.operators import generate_patches
-from workers.fix.planning import rank_candidates
+from workers.fix.planning import rank_candidates, rank_in_tiers
 from workers.fix.types import Patch, Suspect
 
 SOURCE = textwrap.dedent(
@@ -85,3 +88,44 @@ def test_suspects_in_files_not_read_are_skipped() -> None:
     ranked = rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score)
 
     assert ranked and {patch.path for _, patch in ranked} == {PATH}
+
+
+def test_a_later_tier_waits_for_the_first_even_when_it_weighs_more() -> None:
+    # The weight favours the second tier's line; the tier still comes after.
+    suspects = [Suspect(PATH, RANGE_LINE, 1.0, "ochiai"), Suspect(PATH, BUG_LINE, 5.0, "issue")]
+
+    lines = lines_of(list(rank_in_tiers(suspects, {PATH: SOURCE}, by_suspect_score, tier=1)))
+
+    on_range = len(generate_patches(SOURCE, PATH, RANGE_LINE))
+    assert lines[:on_range] == [RANGE_LINE] * on_range
+    assert lines[on_range:] and set(lines[on_range:]) == {BUG_LINE}
+
+
+def test_a_later_tier_is_generated_only_when_the_first_is_used_up() -> None:
+    suspects = [Suspect(PATH, BUG_LINE, 1.0, "ochiai"), Suspect(PATH, RANGE_LINE, 1.0, "ochiai")]
+    weighed: list[int] = []
+
+    def recording(suspect: Suspect, patch: Patch) -> float:
+        weighed.append(suspect.line)
+        return suspect.score
+
+    plan = rank_in_tiers(suspects, {PATH: SOURCE}, recording, tier=1)
+    next(plan)
+
+    assert set(weighed) == {BUG_LINE}
+    list(plan)
+    assert set(weighed) == {BUG_LINE, RANGE_LINE}
+
+
+def test_an_edit_offered_by_an_earlier_tier_is_not_offered_again() -> None:
+    suspects = [Suspect(PATH, BUG_LINE, 3.0, "traceback"), Suspect(PATH, BUG_LINE, 2.0, "issue")]
+
+    ranked = list(rank_in_tiers(suspects, {PATH: SOURCE}, by_suspect_score, tier=1))
+
+    assert len(ranked) == len(generate_patches(SOURCE, PATH, BUG_LINE))
+    assert {w for w, _ in ranked} == {3.0}
+
+
+def test_a_tier_of_no_lines_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        list(rank_in_tiers([], {PATH: SOURCE}, by_suspect_score, tier=0))

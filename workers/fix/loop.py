@@ -50,7 +50,7 @@ from memory.types import Experience, Kind, Outcome, Signal
 from workers.fix import localize
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS
-from workers.fix.planning import rank_candidates
+from workers.fix.planning import rank_in_tiers
 from workers.fix.testcmd import TestCommand, detect_test_command
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
@@ -582,7 +582,8 @@ class FixLoop:
         template candidates, which are ranked by suspect score times operator score, times
         :data:`SKILL_BOOST` for operators that fixed a similar enough issue before (the
         LLM still sees every recalled skill); tied lines take turns
-        (:func:`~workers.fix.planning.rank_candidates`)."""
+        (:func:`~workers.fix.planning.rank_candidates`). The suspects past the first
+        :data:`MAX_SUSPECTS` are ranked only once the first ones' candidates are used up."""
         skill_ops = Counter(
             str(s.extra.get("operator") or "")
             for s in ctx.skills
@@ -596,7 +597,7 @@ class FixLoop:
             boost = SKILL_BOOST if skill_ops.get(patch.operator) else 1.0
             return (suspect.score / top) * theta * boost
 
-        ranked = rank_candidates(ctx.suspects[:MAX_SUSPECTS], ctx.files, weight)
+        ranked = rank_in_tiers(ctx.suspects, ctx.files, weight, MAX_SUSPECTS)
         llm_theta = self._theta(ctx.repo, pattern_for("fix:llm", ctx.error_class))
         llm_left = self.budget.max_attempts if self.llm is not None else 0
         number = 0

@@ -1321,11 +1321,16 @@ def _insertion_point(
 
 
 def _op_none_check(ctx: _Ctx) -> Iterator[_Edit]:
-    """A missing ``None``/empty guard for a parameter (or loop item) used on the line.
+    """A missing ``None``/empty guard for a name used on the line.
 
-    Inserts ``if x is None: return None`` (then ``return <empty value>`` and
-    ``if not x:`` variants) at the statement's indentation, just before it; inside a
-    loop, for the loop variable, ``continue`` instead.
+    For a parameter: inserts ``if x is None: return None`` (then ``return <empty value>``
+    and ``if not x:`` variants) at the statement's indentation, just before it; for a
+    loop variable, ``continue`` instead. For a local that the line dereferences and that
+    was bound to something that can be ``None`` (``d.get(k)``, ``re.match(...)``,
+    ``next(it, None)``, ``None`` itself: the commonest source of "'NoneType' object has no
+    attribute"), ``if x is None:`` with the same returns, ``continue`` first in a loop.
+    A parameter called ``default`` (or ``fallback``) is a return too, first when the
+    function never uses it: a default nothing returns is what such a bug looks like.
     """
     func = ctx.enclosing_function()
     point = _insertion_point(ctx, func)
@@ -1360,18 +1365,30 @@ def _op_none_check(ctx: _Ctx) -> Iterator[_Edit]:
         )
         if node.id in params or node.id in loop_vars:
             names.append((0 if dereferenced else 1, node.id))
+        elif dereferenced and in_func and func is not None:
+            names.append((0, node.id))  # kept below only if it may be None
+    maybe_none = _maybe_none_locals(func, stmt) if in_func and func is not None else set()
     ordered: list[str] = []
     for _, name in sorted(names, key=lambda p: p[0]):
-        if name not in ordered:
+        if name not in ordered and (name in params or name in loop_vars or name in maybe_none):
             ordered.append(name)
     sensible = _sensible_return(func) if in_func and func is not None else "None"
+    fallback, unused = _default_parameter(func) if in_func and func is not None else (None, False)
+    in_loop = any(isinstance(a, _LOOPS) for a in _until_scope(ctx, stmt))
     nl = ctx.newline
     for index, name in enumerate(ordered):
-        if name in params:
-            guards = [(f"{name} is None", "return None"), (f"{name} is None", f"return {sensible}")]
+        returns = ["return None", f"return {sensible}"]
+        if fallback is not None and fallback != name:
+            returns.insert(0 if unused else len(returns), f"return {fallback}")
+        returns = list(dict.fromkeys(returns))
+        if name in loop_vars:
+            guards = [(f"{name} is None", "continue"), (f"not {name}", "continue")]
+        elif name in params:
+            guards = [(f"{name} is None", r) for r in returns]
             guards.append((f"not {name}", f"return {sensible}"))
         else:
-            guards = [(f"{name} is None", "continue"), (f"not {name}", "continue")]
+            actions = ["continue", *returns] if in_loop else returns
+            guards = [(f"{name} is None", a) for a in actions]
         for rank, (cond, action) in enumerate(guards):
             text = f"{indent}if {cond}:{nl}{indent}{unit}{action}{nl}"
             yield _Edit(
@@ -1381,6 +1398,71 @@ def _op_none_check(ctx: _Ctx) -> Iterator[_Edit]:
                 text,
                 f"insert `if {cond}: {action}`",
             )
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# Methods and functions that answer None for "not there": d.get(k), re.match(...), ...
+_NONE_ON_MISS_METHODS = frozenset(
+    {"get", "match", "search", "fullmatch", "getenv", "first", "one_or_none", "get_or_none"}
+)
+_DEFAULT_PARAMS = ("default", "fallback")
+
+
+def _may_be_none(value: ast.AST) -> bool:
+    """Whether an assigned value can plainly be ``None`` (a lookup that can miss)."""
+    if isinstance(value, ast.Constant):
+        return value.value is None
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name in ("get", "pop") and isinstance(func, ast.Attribute):
+        if len(value.args) >= 2:  # d.get(k, x) is None only when x is
+            return _is_none(value.args[1])
+        return name == "get" and len(value.args) == 1 and not value.keywords
+    if name in ("getattr", "next") and isinstance(func, ast.Name):
+        last = 2 if name == "getattr" else 1
+        return len(value.args) > last and _is_none(value.args[last])
+    return name in _NONE_ON_MISS_METHODS
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _maybe_none_locals(func: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt) -> set[str]:
+    """Locals of ``func`` bound, before ``stmt``, to a value that can be ``None``."""
+    out: set[str] = set()
+    for node in _scope_nodes(func):
+        if getattr(node, "lineno", stmt.lineno) >= stmt.lineno:
+            continue
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if _may_be_none(value):
+            out.update(t.id for t in targets if isinstance(t, ast.Name))
+    return out
+
+
+def _default_parameter(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, bool]:
+    """A parameter meant to be returned when something is missing, and whether the body
+    never reads it."""
+    a = func.args
+    names = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+    param = next(
+        (n for n in names if n in _DEFAULT_PARAMS or n.endswith("_default")),
+        None,
+    )
+    if param is None:
+        return None, False
+    read = any(
+        isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load)
+        for n in _scope_nodes(func)
+    )
+    return param, not read
 
 
 _BOOL_CALLS = frozenset(

@@ -9,11 +9,16 @@ line's best guess, and the run budget could end before the buggy line was reache
 more_itertools' ``divide`` the bug sat on the 8th of 10 tied lines). Among equal weights
 the candidates now take turns: every tied line's first guess, then every tied line's
 second, and so on. Lines with a higher weight still go first, whole.
+
+Only the most suspicious lines are ranked together (one tier); the rest wait. When every
+guess on the first tier has failed and runs are left, the next tier is ranked the same way
+rather than the loop giving up with budget unspent: a line outside the top few is a worse
+bet than any line inside, but still better than stopping.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from workers.fix.operators import generate_patches
 from workers.fix.types import Patch, Suspect
@@ -49,3 +54,23 @@ def rank_candidates(
         seen.add(patch.after)
         ranked.append((w, patch))
     return ranked
+
+
+def rank_in_tiers(
+    suspects: Sequence[Suspect],
+    files: Mapping[str, str],
+    weight: Callable[[Suspect, Patch], float],
+    tier: int,
+) -> Iterator[tuple[float, Patch]]:
+    """:func:`rank_candidates` on the first ``tier`` suspects, then on the next ``tier``,
+    and so on; a tier is generated only when the one before it is used up, and an edit
+    already offered by an earlier tier is not offered again."""
+    if tier < 1:
+        raise ValueError(f"tier must be at least 1, not {tier}")
+    offered: set[str] = set()
+    for start in range(0, len(suspects), tier):
+        for w, patch in rank_candidates(suspects[start : start + tier], files, weight):
+            if patch.after in offered:
+                continue
+            offered.add(patch.after)
+            yield w, patch
