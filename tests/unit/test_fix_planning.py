@@ -102,7 +102,7 @@ def test_a_later_tier_waits_for_the_first_even_when_it_weighs_more() -> None:
 
 
 def test_a_later_tier_is_generated_only_when_the_first_is_used_up() -> None:
-    suspects = [Suspect(PATH, BUG_LINE, 1.0, "ochiai"), Suspect(PATH, RANGE_LINE, 1.0, "ochiai")]
+    suspects = [Suspect(PATH, BUG_LINE, 2.0, "ochiai"), Suspect(PATH, RANGE_LINE, 1.0, "ochiai")]
     weighed: list[int] = []
 
     def recording(suspect: Suspect, patch: Patch) -> float:
@@ -115,6 +115,15 @@ def test_a_later_tier_is_generated_only_when_the_first_is_used_up() -> None:
     assert set(weighed) == {BUG_LINE}
     list(plan)
     assert set(weighed) == {BUG_LINE, RANGE_LINE}
+
+
+def test_a_tier_takes_in_every_line_tied_with_its_last() -> None:
+    # A tier of one line: the second line ties with it, so it joins and they take turns.
+    suspects = [Suspect(PATH, RANGE_LINE, 2.0, "ochiai"), Suspect(PATH, BUG_LINE, 2.0, "ochiai")]
+
+    lines = lines_of(list(rank_in_tiers(suspects, {PATH: SOURCE}, by_suspect_score, tier=1)))
+
+    assert lines[:4] == [RANGE_LINE, BUG_LINE, RANGE_LINE, BUG_LINE]
 
 
 def test_an_edit_offered_by_an_earlier_tier_is_not_offered_again() -> None:
