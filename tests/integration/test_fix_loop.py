@@ -136,16 +136,23 @@ def test_edits_outside_the_repo_or_to_workflows_are_refused(
 def test_when_the_top_suspects_run_out_of_guesses_the_next_ones_are_tried(
     sandbox: Sandbox, checkout: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # One suspect per tier: the fixture's top suspect is `amount = subtotal(items)`, whose
-    # few guesses all fail; the bug is on the next line, the second suspect.
+    # The bug moved into subtotal(): total_price's two lines (tied, so one tier even at
+    # one suspect per tier) are the top suspects and every guess on them fails.
+    pricing = checkout / "shop" / "pricing.py"
+    source = pricing.read_text()
+    source = source.replace("amount + amount * discount", "amount - amount * discount")
+    pricing.write_text(source.replace("sum(price * quantity", "sum(price + quantity"))
     monkeypatch.setattr(fix_loop, "MAX_SUSPECTS", 1)
     loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=40))
-    result = loop.run(repo="octo-org/shop", issue_id="9", issue_text=ISSUE, checkout=checkout)
-    assert result.fixed and "amount - amount * discount" in result.patch
-    top, bug = result.suspects[0].line, result.patches[0].line
-    assert bug != top and bug == result.suspects[1].line
-    *tried, _ = result.attempts
-    assert tried and all(f"at line {top}" in a.description for a in tried)
+    issue = "total_price([(10, 2)], 0) gives 12.0 instead of 20.0."
+    result = loop.run(repo="octo-org/shop", issue_id="9", issue_text=issue, checkout=checkout)
+    assert result.fixed and "sum(price * quantity" in result.patch
+    top, bug = {s.line for s in result.suspects[:2]}, result.patches[0].line
+    assert result.suspects[0].score == result.suspects[1].score > result.suspects[2].score
+    assert bug == result.suspects[2].line
+    lines = [int(a.description.rsplit("at line ", 1)[1]) for a in result.attempts]
+    first = lines.index(bug)
+    assert set(lines[:first]) == top and set(lines[first:]) == {bug}
 
 
 def test_a_hanging_suite_gets_a_clear_message_not_a_stuck_task(
