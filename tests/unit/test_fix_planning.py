@@ -37,17 +37,44 @@ def lines_of(ranked: list[tuple[float, Patch]]) -> list[int]:
     return [patch.line for _, patch in ranked]
 
 
+def operators_of(ranked: list[tuple[float, Patch]], line: int) -> list[str]:
+    return [patch.operator for _, patch in ranked if patch.line == line]
+
+
 def test_tied_lines_take_turns_so_each_lines_first_guess_comes_early() -> None:
     suspects = [Suspect(PATH, RANGE_LINE, 3.0, "ochiai"), Suspect(PATH, BUG_LINE, 3.0, "ochiai")]
-    per_line = {line: len(generate_patches(SOURCE, PATH, line)) for line in (RANGE_LINE, BUG_LINE)}
-    assert min(per_line.values()) >= 3  # both lines have a tail of guesses
 
-    lines = lines_of(rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score))
+    ranked = rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score)
 
-    both = 2 * min(per_line.values())
-    assert lines[:both] == [RANGE_LINE, BUG_LINE] * (both // 2)
-    first = rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score)[1][1]
-    assert first == generate_patches(SOURCE, PATH, BUG_LINE)[0]
+    assert lines_of(ranked)[:2] == [RANGE_LINE, BUG_LINE]
+    assert ranked[1][1] == generate_patches(SOURCE, PATH, BUG_LINE)[0]
+
+
+def test_every_operators_first_guess_on_a_line_comes_before_any_second_guess() -> None:
+    suspects = [Suspect(PATH, BUG_LINE, 3.0, "ochiai")]
+    own = [p.operator for p in generate_patches(SOURCE, PATH, BUG_LINE)]
+    kinds = list(dict.fromkeys(own))
+    assert len(kinds) >= 3 and own.count(kinds[0]) >= 2  # grouped, the first one busy
+
+    ranked = rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score)
+
+    assert operators_of(ranked, BUG_LINE)[: len(kinds)] == kinds
+    # A round goes line by line in each line's own order: its first guess leads.
+    assert ranked[0][1] == generate_patches(SOURCE, PATH, BUG_LINE)[0]
+
+
+def test_tied_lines_finish_a_round_of_operators_before_the_next_round() -> None:
+    suspects = [Suspect(PATH, RANGE_LINE, 3.0, "ochiai"), Suspect(PATH, BUG_LINE, 3.0, "ochiai")]
+    kinds = {
+        line: len({p.operator for p in generate_patches(SOURCE, PATH, line)})
+        for line in (RANGE_LINE, BUG_LINE)
+    }
+
+    ranked = rank_candidates(suspects, {PATH: SOURCE}, by_suspect_score)
+
+    first_round = [(p.line, p.operator) for _, p in ranked[: sum(kinds.values())]]
+    assert len(set(first_round)) == len(first_round)  # one guess per (line, operator)
+    assert {line for line, _ in first_round} == {RANGE_LINE, BUG_LINE}
 
 
 def test_a_more_suspicious_line_is_tried_whole_before_a_weaker_one() -> None:

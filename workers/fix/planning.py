@@ -7,8 +7,14 @@ the same bonus to all of them. Ties used to be broken by generation order, so th
 tied line's whole tail of guesses (15-30 candidates on a busy line) came before the next
 line's best guess, and the run budget could end before the buggy line was reached (on
 more_itertools' ``divide`` the bug sat on the 8th of 10 tied lines). Among equal weights
-the candidates now take turns: every tied line's first guess, then every tied line's
-second, and so on. Lines with a higher weight still go first, whole.
+the candidates now take turns, and so do the operators on a line: every operator's first
+guess on every tied line, then every operator's second, and so on (in a line's own order
+within a round). A line's candidates come grouped by operator, and the operators with
+many guesses (a wrong variable, a missing guard) used to hide the one ``min`` → ``max`` or
+``is`` → ``==`` behind them. Over the 41 corpus cases at cold start this moved the
+reference fix from a median position of 8 to 4 (sum of positions, capped at 60: 581 →
+457), against 489 for taking turns by operator alone (ignoring the line's order).
+Lines with a higher weight still go first, whole.
 
 Only the most suspicious lines are ranked together (one tier); the rest wait. When every
 guess on the first tier has failed and runs are left, the next tier is ranked the same way
@@ -21,6 +27,7 @@ reach of a 60-run budget).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from workers.fix.operators import generate_patches
@@ -38,15 +45,18 @@ def rank_candidates(
 ) -> list[tuple[float, Patch]]:
     """Every template candidate on ``suspects`` with its weight, best first, the same
     edit (identical resulting file) only once. Equal weights are interleaved by each
-    line's own order of candidates (its k-th guess before any line's (k+1)-th), then kept
-    in suspect order."""
-    scored: list[tuple[float, int, Patch]] = []
+    operator's own order on its line (every operator's first guess on every tied line
+    before any operator's second), then by the line's order of candidates, then kept in
+    suspect order."""
+    scored: list[tuple[float, tuple[int, int], Patch]] = []
     for suspect in suspects:
         source = files.get(suspect.path)
         if source is None:
             continue
+        nth: Counter[str] = Counter()
         for k, patch in enumerate(generate_patches(source, suspect.path, suspect.line)):
-            scored.append((weight(suspect, patch), k, patch))
+            scored.append((weight(suspect, patch), (nth[patch.operator], k), patch))
+            nth[patch.operator] += 1
     # Stable: what the key leaves tied stays in generation (suspect) order.
     scored.sort(key=lambda item: (-round(item[0], TIE_DECIMALS), item[1]))
     seen: set[str] = set()
