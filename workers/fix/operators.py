@@ -1343,11 +1343,9 @@ def _op_none_check(ctx: _Ctx) -> Iterator[_Edit]:
         def_col = _pos(func)
         if body_col and def_col and body_col[1] > def_col[1]:
             unit = " " * (body_col[1] - def_col[1])
-    in_func = func is not None and any(a is func for a in ctx.ancestors(stmt))
-    params: set[str] = set()
-    if in_func and func is not None:
-        a = func.args
-        params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]} - {"self", "cls"}
+    # The function the guard would return from (None at module level or in a class body).
+    owner = func if func is not None and any(a is func for a in ctx.ancestors(stmt)) else None
+    params = set(_param_names(owner)) - {"self", "cls"} if owner is not None else set()
     loop_vars: set[str] = set()
     for ancestor in _until_scope(ctx, stmt):
         if isinstance(ancestor, ast.For | ast.AsyncFor) and stmt not in (ancestor.orelse or []):
@@ -1365,15 +1363,15 @@ def _op_none_check(ctx: _Ctx) -> Iterator[_Edit]:
         )
         if node.id in params or node.id in loop_vars:
             names.append((0 if dereferenced else 1, node.id))
-        elif dereferenced and in_func and func is not None:
+        elif dereferenced and owner is not None:
             names.append((0, node.id))  # kept below only if it may be None
-    maybe_none = _maybe_none_locals(func, stmt) if in_func and func is not None else set()
+    maybe_none = _maybe_none_locals(owner, stmt) if owner is not None else set()
     ordered: list[str] = []
     for _, name in sorted(names, key=lambda p: p[0]):
         if name not in ordered and (name in params or name in loop_vars or name in maybe_none):
             ordered.append(name)
-    sensible = _sensible_return(func) if in_func and func is not None else "None"
-    fallback, unused = _default_parameter(func) if in_func and func is not None else (None, False)
+    sensible = _sensible_return(owner) if owner is not None else "None"
+    fallback, unused = _default_parameter(owner) if owner is not None else (None, False)
     in_loop = any(isinstance(a, _LOOPS) for a in _until_scope(ctx, stmt))
     nl = ctx.newline
     for index, name in enumerate(ordered):
@@ -1447,13 +1445,16 @@ def _maybe_none_locals(func: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.s
     return out
 
 
+def _param_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = func.args
+    return [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+
+
 def _default_parameter(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, bool]:
     """A parameter meant to be returned when something is missing, and whether the body
     never reads it."""
-    a = func.args
-    names = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
     param = next(
-        (n for n in names if n in _DEFAULT_PARAMS or n.endswith("_default")),
+        (n for n in _param_names(func) if n in _DEFAULT_PARAMS or n.endswith("_default")),
         None,
     )
     if param is None:

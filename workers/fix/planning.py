@@ -58,7 +58,7 @@ def rank_candidates(
             scored.append((weight(suspect, patch), (nth[patch.operator], k), patch))
             nth[patch.operator] += 1
     # Stable: what the key leaves tied stays in generation (suspect) order.
-    scored.sort(key=lambda item: (-round(item[0], TIE_DECIMALS), item[1]))
+    scored.sort(key=lambda item: (-_level(item[0]), item[1]))
     seen: set[str] = set()
     ranked: list[tuple[float, Patch]] = []
     for w, _, patch in scored:
@@ -96,4 +96,9 @@ def rank_in_tiers(
 
 
 def _tied(a: Suspect, b: Suspect) -> bool:
-    return round(a.score, TIE_DECIMALS) == round(b.score, TIE_DECIMALS)
+    return _level(a.score) == _level(b.score)
+
+
+def _level(value: float) -> float:
+    """What equal weights and scores compare as (see :data:`TIE_DECIMALS`)."""
+    return round(value, TIE_DECIMALS)
