@@ -179,6 +179,22 @@ def test_off_by_one_bumps_count_like_names_passed_to_any_call() -> None:
     assert "label + 1" not in afters and "items + 1" not in afters
 
 
+def test_off_by_one_drops_a_wrong_offset_instead_of_writing_minus_zero() -> None:
+    # toolz's ``drop`` with ``n`` made ``n - 1``: the fix is ``n``, never ``n - 0``.
+    buggy = src(
+        """
+        def drop(n, seq):
+            return itertools.islice(seq, n - 1, None)
+        """
+    )
+    fixed = buggy.replace("n - 1, None", "n, None")
+    patch = assert_fixes(buggy, fixed, "islice(", "off-by-one")
+    assert "`n - 1` → `n`" in patch.description
+    afters = [p.after for p in generate_patches(buggy, "a.py", 2)]
+    assert not [a for a in afters if "n - 0" in a or "n + 0" in a]
+    assert buggy.replace("n - 1, None", "n - 2, None") in afters
+
+
 def test_boolean_operator_fixes_or_that_should_be_and() -> None:
     buggy = src(
         """

@@ -587,6 +587,15 @@ def _op_arithmetic(ctx: _Ctx) -> Iterator[_Edit]:
                 yield _Edit((5, span[0]), *replaced, _change(ctx.text(node), inner))
 
 
+def _is_offset(parent: ast.AST, literal: ast.AST) -> bool:
+    """``literal`` is the ``k`` of ``e + k`` or ``e - k``: an adjustment, not a value."""
+    return (
+        isinstance(parent, ast.BinOp)
+        and isinstance(parent.op, ast.Add | ast.Sub)
+        and parent.right is literal
+    )
+
+
 def _until_scope(ctx: _Ctx, node: ast.AST) -> Iterator[ast.AST]:
     """Ancestors of ``node`` up to (not including) the enclosing function or class."""
     for ancestor in ctx.ancestors(node):
@@ -727,13 +736,20 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
                 continue  # the `1` inside `-1`: handled as the literal `-1`
             if isinstance(parent, ast.Slice):
                 continue  # slice bounds belong to the slice-bound operator
+            if parent is not None and _is_offset(parent, node):
+                # `n - 1` → `n` first, then `n - 2`: bumping the `1` alone would write
+                # `n - 0`, a fix no reviewer would merge as it stands.
+                targets.append((2, parent, True))
+                continue
             targets.append((2, node, True))
-    done: set[tuple[int, int]] = set()
+    best: dict[tuple[int, int], tuple[int, ast.AST, bool]] = {}
     for base, node, plus_first in targets:
         span = ctx.span(node)
-        if span is None or span in done or not ctx.touches(node):
+        if span is None or not ctx.touches(node):
             continue
-        done.add(span)
+        if span not in best or base < best[span][0]:
+            best[span] = (base, node, plus_first)
+    for span, (base, node, plus_first) in best.items():
         for rank, text, prec in _bumps(ctx, node, plus_first=plus_first):
             replaced = ctx.replace_node(node, text, prec)
             if replaced:
@@ -1564,8 +1580,11 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
         if isinstance(value, bool):
             alts = [str(not value)]
         elif type(value) is int and value in (0, 1):
-            if isinstance(ctx.parents.get(node), ast.UnaryOp):
+            parent = ctx.parents.get(node)
+            if isinstance(parent, ast.UnaryOp):
                 continue
+            if parent is not None and _is_offset(parent, node):
+                continue  # `n - 1` → `n - 0` is off-by-one's `n`, written badly
             alts = [str(1 - value)]
         elif type(value) is float and value in (0.0, 1.0):
             alts = ["1.0" if value == 0.0 else "0.0"]
