@@ -253,6 +253,35 @@ def test_negate_condition_parenthesises_compound_tests() -> None:
     assert buggy.replace("if a and b", "if a and not b") in afters
 
 
+def test_negate_condition_leaves_tests_whose_operator_has_an_exact_inverse() -> None:
+    # inflection's ordinal with `in` made `not in` was fixed as `not (n % 100 not in …)`:
+    # membership's `in` is the same test, written the way a reviewer would merge it.
+    buggy = src(
+        """
+        def ordinal(n):
+            if n % 100 not in (11, 12, 13):
+                return "th"
+            if n is None or n == 0:
+                return ""
+        """
+    )
+    own = generate_patches(buggy, "a.py", 2, operators=["negate-condition"])
+    assert own == []
+    assert_fixes(buggy, buggy.replace("not in (11", "in (11"), "if n % 100", "membership")
+    own = [p.after for p in generate_patches(buggy, "a.py", 4, operators=["negate-condition"])]
+    assert buggy.replace("if n is None or", "if not (n is None or n == 0)") not in own
+    assert buggy.replace("if n is None or n == 0", "if not (n is None or n == 0)") in own
+    assert not [a for a in own if "not (n is None)" in a or "not (n == 0)" in a]
+    ordered = src(
+        """
+        def f(a, b):
+            if a < b:
+                return 1
+        """
+    )
+    assert_fixes(ordered, ordered.replace("if a < b", "if not (a < b)"), "if a", "negate-condition")
+
+
 def test_swap_arguments_fixes_swapped_call_arguments() -> None:
     buggy = src(
         """

@@ -838,6 +838,19 @@ def _negation(ctx: _Ctx, node: ast.AST) -> tuple[int, int, str] | None:
     return ctx.replace_node(node, "not " + ctx.wrap(node, 7), 5)
 
 
+# Comparisons whose negation is one operator away, and offered as that operator's first
+# guess (membership, identity, comparison): `not (x not in y)` is `x in y` written badly.
+_INVERTIBLE = (ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
+
+
+def _has_inverse(test: ast.AST) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], _INVERTIBLE)
+    )
+
+
 def _op_negate_condition(ctx: _Ctx) -> Iterator[_Edit]:
     """``if c:`` → ``if not c:`` (and ``while``, ternaries, comprehension filters).
 
@@ -857,7 +870,7 @@ def _op_negate_condition(ctx: _Ctx) -> Iterator[_Edit]:
     done: set[tuple[int, int]] = set()
     for rank, test in tests:
         span = ctx.span(test)
-        if span is None or span in done or not ctx.touches(test):
+        if span is None or span in done or not ctx.touches(test) or _has_inverse(test):
             continue
         done.add(span)
         negated = _negation(ctx, test)
