@@ -563,6 +563,29 @@ def test_return_value_negates_and_nulls_returned_expressions() -> None:
     assert_fixes(buggy, buggy.replace("return a - b", "return None"), "a - b", "return-value")
 
 
+def test_return_value_returns_the_default_parameter_in_place_of_a_literal() -> None:
+    # toolz's get_in with `return default` made `return None`: no candidate fixed it.
+    buggy = src(
+        """
+        def get_in(keys, coll, default=None, no_default=False):
+            try:
+                return reduce(operator.getitem, keys, coll)
+            except (KeyError, IndexError, TypeError):
+                if no_default:
+                    raise
+                return None
+        """
+    )
+    fixed = buggy.replace("return None", "return default")
+    own = generate_patches(buggy, "a.py", 7, operators=["return-value"])
+    assert own[0].after == fixed  # the body never reads `default`: first
+    assert_fixes(buggy, fixed, "return None", "return-value")
+    assert not [p for p in generate_patches(buggy, "a.py", 7) if "not None" in p.after]
+    bare = buggy.replace("return None", "return")
+    own = generate_patches(bare, "a.py", 7, operators=["return-value"])
+    assert own and own[0].after == fixed
+
+
 def test_constant_flips_a_wrong_initial_flag() -> None:
     buggy = src(
         """

@@ -1533,6 +1533,10 @@ def _op_return_value(ctx: _Ctx) -> Iterator[_Edit]:
         if span is None:
             continue
         value = node.value
+        fallback = _returnable_default(func, value)
+        if fallback is not None:
+            rank, text = fallback
+            yield _Edit((rank, span[0]), span[0], span[1], text, _change(ctx.text(node), text))
         if value is None:
             others = _function_returns(func) if func is not None else []
             if any(
@@ -1554,11 +1558,24 @@ def _op_return_value(ctx: _Ctx) -> Iterator[_Edit]:
             options.append((2, ctx.replace_node(value, "-" + ctx.wrap(value, 13), 13)))
         if isinstance(value, ast.Tuple) and len(value.elts) == 2:
             options.append((2, _swap(ctx, value.elts[0], value.elts[1])))
-        if not _is_boolish(value) and not returns_bool:
-            options.append((3, _negation(ctx, value)))
+        if not _is_boolish(value) and not returns_bool and not _is_none(value):
+            options.append((3, _negation(ctx, value)))  # never `not None`
         for rank, option in options:
             if option:
                 yield _Edit((rank, span[0]), *option, _change(old, option[2]))
+
+
+def _returnable_default(
+    func: ast.FunctionDef | ast.AsyncFunctionDef | None, value: ast.AST | None
+) -> tuple[int, str] | None:
+    """``return None`` (or another literal, or a bare ``return``) where the function's
+    ``default`` parameter was meant: (rank, new statement), first when nothing reads it."""
+    if func is None or not (value is None or isinstance(value, ast.Constant)):
+        return None
+    param, unused = _default_parameter(func)
+    if param is None:
+        return None
+    return (0 if unused else 1), f"return {param}"
 
 
 def _in_annotation(ctx: _Ctx, node: ast.AST) -> bool:
