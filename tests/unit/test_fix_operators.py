@@ -663,6 +663,20 @@ def test_min_max_fixes_a_clamp() -> None:
     assert_fixes(buggy, "ok = all(x > 0 for x in xs)\n", "ok", "min-max")
 
 
+def test_min_max_swaps_a_string_method_for_its_dual() -> None:
+    # inflection's underscore with `word.lower()` made `word.upper()`: no candidate.
+    buggy = src(
+        """
+        def underscore(word):
+            word = word.replace("-", "_")
+            return word.upper()
+        """
+    )
+    assert_fixes(buggy, buggy.replace("word.upper()", "word.lower()"), "return", "min-max")
+    buggy = 'tail = path.removeprefix("/")\n'
+    assert_fixes(buggy, 'tail = path.removesuffix("/")\n', "tail", "min-max")
+
+
 def test_slice_bound_fixes_fenceposts_in_slices() -> None:
     buggy = src(
         """

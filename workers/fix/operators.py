@@ -1652,6 +1652,12 @@ _DUALS = {
     "rfind": "find",
     "index": "rindex",
     "rindex": "index",
+    "lower": "upper",
+    "upper": "lower",
+    "islower": "isupper",
+    "isupper": "islower",
+    "removeprefix": "removesuffix",
+    "removesuffix": "removeprefix",
 }
 
 
