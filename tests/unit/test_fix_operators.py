@@ -193,6 +193,10 @@ def test_off_by_one_drops_a_wrong_offset_instead_of_writing_minus_zero() -> None
     afters = [p.after for p in generate_patches(buggy, "a.py", 2)]
     assert not [a for a in afters if "n - 0" in a or "n + 0" in a]
     assert buggy.replace("n - 1, None", "n - 2, None") in afters
+    # In a slice bound the same edit is the slice-bound operator's, as before.
+    sliced = "chunk = items[i : i + size - 1]\n"
+    assert_fixes(sliced, "chunk = items[i : i + size]\n", "chunk", "slice-bound")
+    assert not generate_patches(sliced, "a.py", 1, operators=["off-by-one"])
 
 
 def test_boolean_operator_fixes_or_that_should_be_and() -> None:
@@ -675,6 +679,20 @@ def test_min_max_swaps_a_string_method_for_its_dual() -> None:
     assert_fixes(buggy, buggy.replace("word.upper()", "word.lower()"), "return", "min-max")
     buggy = 'tail = path.removeprefix("/")\n'
     assert_fixes(buggy, 'tail = path.removesuffix("/")\n', "tail", "min-max")
+
+
+def test_min_max_swaps_a_mapping_view_for_its_sibling() -> None:
+    # toolz's valmap with `d.values()` made `d.keys()`: 39 attempts, no candidate fixed it.
+    buggy = src(
+        """
+        def valmap(func, d, factory=dict):
+            rv = factory()
+            rv.update(zip(d.keys(), map(func, d.keys())))
+            return rv
+        """
+    )
+    fixed = buggy.replace("map(func, d.keys())", "map(func, d.values())")
+    assert_fixes(buggy, fixed, "rv.update", "min-max")
 
 
 def test_slice_bound_fixes_fenceposts_in_slices() -> None:

@@ -738,8 +738,10 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
                 continue  # slice bounds belong to the slice-bound operator
             if parent is not None and _is_offset(parent, node):
                 # `n - 1` → `n` first, then `n - 2`: bumping the `1` alone would write
-                # `n - 0`, a fix no reviewer would merge as it stands.
-                targets.append((2, parent, True))
+                # `n - 0`, a fix no reviewer would merge as it stands. In a slice bound
+                # that is the slice-bound operator's first guess, and stays its own.
+                if not isinstance(ctx.parents.get(parent), ast.Slice):
+                    targets.append((2, parent, True))
                 continue
             targets.append((2, node, True))
     best: dict[tuple[int, int], tuple[int, ast.AST, bool]] = {}
@@ -1658,6 +1660,8 @@ _DUALS = {
     "isupper": "islower",
     "removeprefix": "removesuffix",
     "removesuffix": "removeprefix",
+    "keys": "values",
+    "values": "keys",
 }
 
 
