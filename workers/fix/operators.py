@@ -24,6 +24,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from workers.fix.types import Patch
 
@@ -587,7 +588,7 @@ def _op_arithmetic(ctx: _Ctx) -> Iterator[_Edit]:
                 yield _Edit((5, span[0]), *replaced, _change(ctx.text(node), inner))
 
 
-def _is_offset(parent: ast.AST, literal: ast.AST) -> bool:
+def _is_offset(parent: ast.AST | None, literal: ast.AST) -> TypeGuard[ast.BinOp]:
     """``literal`` is the ``k`` of ``e + k`` or ``e - k``: an adjustment, not a value."""
     return (
         isinstance(parent, ast.BinOp)
@@ -736,7 +737,7 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
                 continue  # the `1` inside `-1`: handled as the literal `-1`
             if isinstance(parent, ast.Slice):
                 continue  # slice bounds belong to the slice-bound operator
-            if parent is not None and _is_offset(parent, node):
+            if _is_offset(parent, node):
                 # `n - 1` → `n` first, then `n - 2`: bumping the `1` alone would write
                 # `n - 0`, a fix no reviewer would merge as it stands. In a slice bound
                 # that is the slice-bound operator's first guess, and stays its own.
@@ -1529,16 +1530,20 @@ def _op_return_value(ctx: _Ctx) -> Iterator[_Edit]:
     """The wrong value returned: ``True`` ↔ ``False``, ``not x``, ``None``, ``-x``."""
     func = ctx.enclosing_function()
     returns_bool = func is not None and _annotation_kind(func.returns) == "bool"
+    # `return None` (or another literal, or a bare `return`) where the function's
+    # `default` parameter was meant: first when nothing reads it.
+    default, unused = _default_parameter(func) if func is not None else (None, False)
     for node in ctx.of_type(ast.Return):
         assert isinstance(node, ast.Return)
         span = ctx.span(node)
         if span is None:
             continue
         value = node.value
-        fallback = _returnable_default(func, value)
-        if fallback is not None:
-            rank, text = fallback
-            yield _Edit((rank, span[0]), span[0], span[1], text, _change(ctx.text(node), text))
+        if default is not None and (value is None or isinstance(value, ast.Constant)):
+            text = f"return {default}"
+            yield _Edit(
+                (0 if unused else 1, span[0]), span[0], span[1], text, _change(ctx.text(node), text)
+            )
         if value is None:
             others = _function_returns(func) if func is not None else []
             if any(
@@ -1565,19 +1570,6 @@ def _op_return_value(ctx: _Ctx) -> Iterator[_Edit]:
         for rank, option in options:
             if option:
                 yield _Edit((rank, span[0]), *option, _change(old, option[2]))
-
-
-def _returnable_default(
-    func: ast.FunctionDef | ast.AsyncFunctionDef | None, value: ast.AST | None
-) -> tuple[int, str] | None:
-    """``return None`` (or another literal, or a bare ``return``) where the function's
-    ``default`` parameter was meant: (rank, new statement), first when nothing reads it."""
-    if func is None or not (value is None or isinstance(value, ast.Constant)):
-        return None
-    param, unused = _default_parameter(func)
-    if param is None:
-        return None
-    return (0 if unused else 1), f"return {param}"
 
 
 def _in_annotation(ctx: _Ctx, node: ast.AST) -> bool:
@@ -1615,7 +1607,7 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             parent = ctx.parents.get(node)
             if isinstance(parent, ast.UnaryOp):
                 continue
-            if parent is not None and _is_offset(parent, node):
+            if _is_offset(parent, node):
                 continue  # `n - 1` → `n - 0` is off-by-one's `n`, written badly
             alts = [str(1 - value)]
         elif type(value) is float and value in (0.0, 1.0):
