@@ -11,18 +11,25 @@ writes ``bench/results/learning_sim.json`` and ``bench/results/learning_sim.png`
                                            [--not-optimistic]
                                            [--change-z Z|none]
                                            [--prs-per-day R] [--silent-accept-share F]
-                                           [--no-extras] [--sweep]
+                                           [--context-spread S] [--no-extras] [--sweep]
 
 Besides the five policies it also runs, for reference, Kaizen with the code's own defaults
 (``kaizen_code_defaults``), Kaizen with plain rather than optimistic sampling
 (``kaizen_not_optimistic``), Kaizen without change detection
-(``kaizen_no_change_detection``) and ε-greedy with exploration displacing greedy picks
-(``eps_greedy_explore_first``); the targets are checked for ``kaizen`` against
+(``kaizen_no_change_detection``), Kaizen without neighbour votes (``kaizen_no_votes``) and
+with the votes' old rule (``kaizen_undecayed_votes``: every near-identical comment ever
+judged added to the pattern's evidence), and ε-greedy with exploration displacing greedy
+picks (``eps_greedy_explore_first``); the targets are checked for ``kaizen`` against
 ``eps_greedy`` only. ``--sweep`` runs Kaizen over a grid of its parameters (both CPUs).
 
 Time scale: Kaizen forgets by the clock (half-life in days) while the targets count PRs;
 ``--prs-per-day`` (default 4, a PR every six hours) sets the team's pace, and the output
 states what it makes of the half-life and of the 100-PR recovery target.
+
+Place: every finding sits in a place of the repository, and Kaizen's neighbour votes come
+from earlier comments on the same pattern in the same place. ``--context-spread S`` (logit
+standard deviation, default 0) makes the team judge a pattern differently by place, with
+the oracle knowing each place's probability.
 """
 
 from __future__ import annotations
@@ -322,6 +329,13 @@ def main(argv: list[str] | None = None) -> int:
         help="share of accepted comments that get no reaction (default 0)",
     )
     parser.add_argument(
+        "--context-spread",
+        type=float,
+        default=0.0,
+        help="how much the place of a finding sways the team (logit s.d. between places;"
+        " default 0: the pattern alone decides, the team the targets are set on)",
+    )
+    parser.add_argument(
         "--change-z",
         default=str(CHANGE_Z),
         help=f"change detection threshold in standard errors, or 'none' (default {CHANGE_Z})",
@@ -369,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             include=include,
             silent_accept_share=args.silent_accept_share,
             prs_per_day=args.prs_per_day,
+            context_spread=args.context_spread,
         )
         runs.append(result)
         all_curves.append(curves)
@@ -393,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         seeds,
         silent_accept_share=args.silent_accept_share,
         prs_per_day=args.prs_per_day,
+        context_spread=args.context_spread,
     )
     print()
     print(frontier_text(frontier))
@@ -403,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         "kaizen_params": params.as_dict(),
         "silent_accept_share": args.silent_accept_share,
         "prs_per_day": args.prs_per_day,
+        "context_spread": args.context_spread,
         "seconds": round(seconds, 2),
         "mean": avg,
         "frontier": frontier,

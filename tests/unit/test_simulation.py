@@ -11,9 +11,11 @@ import pytest
 
 from memory.simulation import (
     EXTRA_POLICIES,
+    PLACES,
     POLICIES,
     REPO,
     VALUABLE,
+    Finding,
     Kaizen,
     KaizenParams,
     Oracle,
@@ -29,6 +31,7 @@ from memory.simulation import (
     run_simulation,
     run_simulation_with_curves,
 )
+from memory.types import Candidate
 
 METRICS = {
     "precision",
@@ -290,3 +293,75 @@ def test_precision_frontier_trades_regret_for_precision() -> None:
     above = next(r for r in rows if r["bar"] >= cross["bar"])
     assert below["precision_after_100"] < 0.85 <= above["precision_after_100"]
     assert below["regret_ratio"] <= cross["regret_ratio"] <= above["regret_ratio"]
+
+
+def test_places_spread_a_patterns_acceptance_around_its_own() -> None:
+    flat, placed = make_team(0, 1000), make_team(0, 1000, context_spread=1.0)
+    assert flat.patterns == placed.patterns  # the same team, only spread over places
+    assert not flat.by_place_before
+    weights = np.array([w for _, w in PLACES]) / sum(w for _, w in PLACES)
+    for j, pt in enumerate(placed.patterns):
+        for own, by_place in (
+            (pt.p_before, placed.by_place_before[j]),
+            (pt.p_after, placed.by_place_after[j]),
+        ):
+            assert float(weights @ np.array(by_place)) == pytest.approx(own, abs=1e-3)
+    spreads = [max(row) - min(row) for row in placed.by_place_before]
+    assert np.median(spreads) > 0.2
+    with pytest.raises(ValueError, match="context_spread"):
+        make_team(0, 1000, context_spread=-1.0)
+
+
+def test_the_same_prs_at_every_spread_judged_by_place() -> None:
+    flat, placed = make_stream(150, seed=2), make_stream(150, seed=2, context_spread=1.5)
+    for a, b in zip(flat.prs, placed.prs, strict=True):
+        assert [c.text for c in a.candidates] == [c.text for c in b.candidates]
+        assert [f.pattern for f in a.findings] == [f.pattern for f in b.findings]
+    team = placed.team
+    names = [pt.name for pt in team.patterns]
+    places = [name for name, _ in PLACES]
+    for pr in placed.prs:
+        for f, c in zip(pr.findings, pr.candidates, strict=True):
+            place = places.index(c.text.removeprefix(f"{names[f.pattern]} in "))
+            assert f.p == team.p_at(pr.index, f.pattern, place)
+    flat_p = {f.p for pr in flat.prs for f in pr.findings}
+    assert flat_p <= {pt.p_before for pt in flat.team.patterns} | {
+        pt.p_after for pt in flat.team.patterns
+    }
+
+
+def test_neighbour_votes_fade_and_reach_the_real_selection() -> None:
+    day, at = 86_400.0, 1_750_000_000.0
+    c = Candidate(
+        key="k",
+        repo=REPO,
+        pattern="bug/off-by-one",
+        severity="high",
+        text="bug/off-by-one in tests",
+    )
+    other = Candidate(key="o", repo=REPO, pattern="bug/off-by-one", text="bug/off-by-one in tools")
+    judged = Finding("k", 5, 0.8, False, "thumbs_down", 3600.0)
+
+    def votes(mode: str, days_later: float) -> list[tuple[float, float]]:
+        kaizen = Kaizen(KaizenParams(neighbour_votes=mode), seed=0)
+        kaizen.observe(c, judged, "s1", at)
+        fresh = kaizen._with_votes([c, other], at + days_later * day)
+        return [(x.neighbour_accepts, x.neighbour_rejects) for x in fresh]
+
+    assert votes("decayed", 30.0) == [(0.0, pytest.approx(0.5)), (0.0, 0.0)]
+    assert votes("decayed", 121.0) == [(0.0, 0.0), (0.0, 0.0)]  # beyond the horizon
+    assert votes("undecayed", 121.0) == [(0.0, 1.0), (0.0, 0.0)]
+    assert votes("off", 1.0) == [(0.0, 0.0), (0.0, 0.0)]
+    with pytest.raises(ValueError, match="neighbour_votes"):
+        KaizenParams(neighbour_votes="sometimes")
+
+
+def test_votes_that_never_fade_hold_back_a_change_of_mind() -> None:
+    result = run_simulation(1000, seed=3, include=("kaizen", "kaizen_undecayed_votes"))
+    assert result["kaizen_params"]["neighbour_votes"] == "decayed"
+    kaizen = result["policies"]["kaizen"]
+    stuck = result["policies"]["kaizen_undecayed_votes"]
+    assert kaizen["prs_to_recover_after_drift"] is not None
+    assert stuck["prs_to_recover_after_drift"] is not None
+    assert kaizen["prs_to_recover_after_drift"] + 100 < stuck["prs_to_recover_after_drift"]
+    assert kaizen["regret"] < stuck["regret"]

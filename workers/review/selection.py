@@ -123,7 +123,7 @@ def choose_findings(
                 out.choices.append(Choice(finding, False, "budget", experience_id=eid))
         return out
 
-    votes = _neighbour_votes(live, repo, memory, out.notes)
+    votes = _neighbour_votes(live, repo, memory, out.notes, now)
     candidates = [
         Candidate(
             key=finding.key,
@@ -183,16 +183,22 @@ def choose_findings(
 
 
 def _neighbour_votes(
-    findings: Sequence[Finding], repo: str, memory: Memory, notes: list[str]
+    findings: Sequence[Finding], repo: str, memory: Memory, notes: list[str], now: float
 ) -> list[tuple[float, float]]:
-    """(accepts, rejects) of near-identical past comments in this repo, per finding."""
+    """(accepts, rejects) of near-identical past comments in this repo, per finding.
+
+    They fade with the pattern scores' half-life: the votes and the scores are added up
+    in one posterior, and votes that never aged would outweigh a change of mind the
+    scores had already followed.
+    """
     try:
         store = memory.experiences
         texts = [f.context_text() for f in findings]
         store.embedder.embed(texts)  # one batch; the per-finding searches hit the cache
+        half_life = memory.scores.half_life_days
         out = []
         for text in texts:
-            vote = store.neighbour_vote(text, repo=repo)
+            vote = store.neighbour_vote(text, repo=repo, now=now, half_life_days=half_life)
             out.append((vote.accepts, vote.rejects))
         return out
     except Exception as exc:  # memory down: pattern scores still decide
