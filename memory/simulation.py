@@ -96,7 +96,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memory import feedback, scores  # Kaizen's real learning code, not a re-implementation
-from memory.experiences import VOTE_HORIZON_HALF_LIVES, tally_vote
+from memory.experiences import tally_vote, vote_horizon
 from memory.types import Candidate
 
 BUDGET = 5
@@ -385,7 +385,6 @@ def make_stream(
     gap = 86_400.0 / prs_per_day
     out: list[PR] = []
     for i in range(prs):
-        p_now = team.p(i)
         n = max(1, int(rng.poisson(findings_per_pr)))
         idx = rng.choice(len(weights), size=n, p=weights)
         u = rng.random(n)
@@ -398,7 +397,7 @@ def make_stream(
             j = int(idx[k])
             pt = team.patterns[j]
             place = int(places[k])
-            p = team.p_at(i, j, place) if team.by_place_before else float(p_now[j])
+            p = team.p_at(i, j, place)
             accepted = bool(u[k] < p)
             if accepted and kind_u[k] < silent_accept_share:
                 signal, delay = "ignored", 86_400.0
@@ -697,7 +696,7 @@ class Kaizen:
             return list(candidates)
         decayed = mode == "decayed"
         half_life = self.params.half_life_days
-        since = now - VOTE_HORIZON_HALF_LIVES * half_life * 86_400.0
+        since = vote_horizon(now, half_life)
         out = []
         for c in candidates:
             judged = [

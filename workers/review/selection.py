@@ -187,9 +187,8 @@ def _neighbour_votes(
 ) -> list[tuple[float, float]]:
     """(accepts, rejects) of near-identical past comments in this repo, per finding.
 
-    They fade with the pattern scores' half-life: the votes and the scores are added up
-    in one posterior, and votes that never aged would outweigh a change of mind the
-    scores had already followed.
+    They fade with the pattern scores' half-life: votes that never aged would outweigh
+    a change of mind the scores had already followed.
     """
     try:
         store = memory.experiences
