@@ -100,6 +100,13 @@ def _parser() -> argparse.ArgumentParser:
     stats.set_defaults(func=_memory_stats)
     rebuild = memory_sub.add_parser("rebuild", help="recompute pattern scores from experiences")
     rebuild.set_defaults(func=_memory_rebuild)
+    move = memory_sub.add_parser(
+        "move",
+        help="carry what was learned about a renamed or transferred repository to its new name",
+    )
+    move.add_argument("old", help="the old full name, owner/name")
+    move.add_argument("new", help="the new full name, owner/name")
+    move.set_defaults(func=_memory_move)
 
     feedback = sub.add_parser("feedback", help="give feedback on a finding (local use)")
     feedback.add_argument("--finding", required=True, help="the finding's experience id")
@@ -256,6 +263,33 @@ def _memory_rebuild(args: argparse.Namespace) -> int:
     )
     for line in report.differences:
         print(f"  {line}")
+    return 0
+
+
+def _memory_move(args: argparse.Namespace) -> int:
+    """For moves Kaizen did not hear of (it was down, or not subscribed to the event)."""
+    from bot.memory_setup import build_memory
+    from memory.experiences import ExperienceStoreError
+    from memory.scores import validate_repo
+
+    try:
+        old, new = validate_repo(args.old), validate_repo(args.new)
+    except ValueError as exc:
+        print(f"kaizen memory move: {exc}", file=sys.stderr)
+        return 2
+    memory = build_memory(load_settings())
+    try:
+        report = memory.move_repo(old, new)
+    except ExperienceStoreError as exc:
+        print(f"kaizen memory move: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        memory.close()
+    print(
+        f"moved {old} -> {new}: {report.experiences} experiences, {report.patterns} patterns,"
+        f" {report.archived_signals} archived signals, {report.events} report events,"
+        f" {report.transitions} LLM calls"
+    )
     return 0
 
 

@@ -70,6 +70,10 @@ def route(event: str, payload: dict[str, Any], *, app_slug: str) -> Decision:
         return Ignore(f"issues.{action} is not used")
     if event in ("installation", "installation_repositories"):
         return Route("kaizen.installation_changed", "feedback")
+    if event == "repository":
+        if action in ("renamed", "transferred"):
+            return Route("kaizen.repository_moved", "feedback")  # memory follows the repo
+        return Ignore(f"repository.{action} is not used")
     return Ignore(f"{event} is not used")
 
 

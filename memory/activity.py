@@ -47,6 +47,11 @@ class ActivityLog(Protocol):
 
     def repos(self) -> list[str]: ...
 
+    def move_repo(self, old: str, new: str) -> int:
+        """Re-label every event of ``old`` as ``new`` (a renamed or transferred repository),
+        so the reports keep its history; returns how many events moved (0 when repeated)."""
+        ...
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -114,6 +119,26 @@ class SqliteActivityLog:
         with self._db() as db:
             return [r[0] for r in db.execute("SELECT DISTINCT repo FROM events ORDER BY repo")]
 
+    def move_repo(self, old: str, new: str) -> int:
+        """A renamed repository keeps its history in the reports.
+
+        Event ids are the primary key across all repositories, so an event is under one
+        name only and re-labelling cannot collide with events already under ``new``: one
+        UPDATE merges them. Ids are left as they are, because they are what makes a
+        retried task's second write of the same event a no-op.
+        """
+        if old == new:
+            return 0
+        with self._db() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                moved = db.execute("UPDATE events SET repo = ? WHERE repo = ?", (new, old))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return moved.rowcount
+
 
 class RedisActivityLog:
     """Events per repo in a sorted set by time; ids in a set for idempotency."""
@@ -167,6 +192,51 @@ class RedisActivityLog:
     def repos(self) -> list[str]:
         names = self._redis.smembers(f"{self._prefix}:repos")
         return sorted(n.decode() if isinstance(n, bytes) else str(n) for n in names)
+
+    def move_repo(self, old: str, new: str) -> int:
+        """A renamed repository keeps its history in the reports.
+
+        Each event is a JSON member naming its repo, so members are rewritten, not just
+        moved to the other sorted set. The rewrite is done here rather than in Lua because
+        Redis's cjson keeps only 14 significant digits and would change the times. WATCH
+        plus MULTI/EXEC makes the write all-or-nothing: an event added to either repo
+        meanwhile restarts the move instead of being lost or moved half-way. An event
+        whose id is already under ``new`` keeps that copy.
+        """
+        if old == new:
+            return 0
+        import redis as redis_lib
+
+        old_key = f"{self._prefix}:repo:{old}"
+        new_key = f"{self._prefix}:repo:{new}"
+        repos_key = f"{self._prefix}:repos"
+        with self._redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(old_key, new_key)  # type: ignore[no-untyped-call]
+                    old_items: list[tuple[Any, float]] = pipe.zrange(  # type: ignore[assignment]
+                        old_key, 0, -1, withscores=True
+                    )
+                    new_items: list[Any] = pipe.zrange(new_key, 0, -1)
+                    have = {json.loads(item)["id"] for item in new_items}
+                    moved: dict[str, float] = {}
+                    for item, at in old_items:
+                        event = json.loads(item)
+                        if event["id"] in have:
+                            continue
+                        event["repo"] = new
+                        moved[json.dumps(event, default=str)] = at
+                    pipe.multi()
+                    if moved:
+                        pipe.zadd(new_key, moved)
+                        pipe.sadd(repos_key, new)
+                        pipe.zremrangebyrank(new_key, 0, -MAX_EVENTS_PER_REPO - 1)
+                    pipe.delete(old_key)
+                    pipe.srem(repos_key, old)
+                    pipe.execute()
+                    return len(moved)
+                except redis_lib.WatchError:
+                    continue
 
 
 def now() -> float:

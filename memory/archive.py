@@ -48,6 +48,11 @@ class ArchiveStore(Protocol):
 
     def count(self) -> int: ...
 
+    def move_repo(self, old: str, new: str) -> int:
+        """Re-label a renamed or transferred repository's archived signals, so a rebuild
+        counts them where the live scores now keep them; how many were re-labelled."""
+        ...
+
 
 class SignalArchive:
     """On one machine: SQLite under the data dir."""
@@ -82,6 +87,21 @@ class SignalArchive:
     def count(self) -> int:
         return int(self._db.conn().execute("SELECT COUNT(*) FROM archived_signals").fetchone()[0])
 
+    def move_repo(self, old: str, new: str) -> int:
+        if old == new:
+            return 0
+        conn = self._db.conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            moved = conn.execute(
+                "UPDATE archived_signals SET repo = ? WHERE repo = ?", (new, old)
+            ).rowcount
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return int(moved)
+
 
 class RedisSignalArchive:
     """Many machines: one hash in the scores' Redis (same hash tag), id → signal, written
@@ -109,6 +129,19 @@ class RedisSignalArchive:
 
     def count(self) -> int:
         return int(self._r.hlen(self._key))
+
+    def move_repo(self, old: str, new: str) -> int:
+        # Scanned, not scripted: the archive can be large and a script would block Redis.
+        # A signal archived under the old name meanwhile is caught by the move's retry.
+        changed = {}
+        for sid, value in self._r.hscan_iter(self._key, count=1000):
+            repo, *rest = json.loads(value)
+            if repo == old != new:
+                changed[sid] = json.dumps([new, *rest])
+        items = list(changed.items())
+        for start in range(0, len(items), 1000):
+            self._r.hset(self._key, mapping=dict(items[start : start + 1000]))
+        return len(changed)
 
     def close(self) -> None:
         self._r.close()

@@ -367,7 +367,7 @@ class ExperienceStore:
         }
 
     @staticmethod
-    def _from_payload(payload: Mapping[str, Any]) -> Experience:
+    def _from_payload(payload: Mapping[str, Any], point_id: Any = None) -> Experience:
         extra = dict(payload.get("extra") or {})
         extra["signals"] = list(payload.get("signals") or [])
         extra["reflections"] = list(payload.get("reflections") or [])
@@ -388,6 +388,7 @@ class ExperienceStore:
             reflection=payload.get("reflection"),
             created_at=float(payload.get("created_at") or 0.0),
             extra=extra,
+            stored_id=None if point_id is None else str(point_id),
         )
 
     # -- writing ---------------------------------------------------------------------------
@@ -588,13 +589,34 @@ class ExperienceStore:
                 if not oldest:
                     return deleted
                 if on_delete is not None:
-                    on_delete([self._from_payload(r.payload or {}) for r in oldest])
+                    on_delete([self._from_payload(r.payload or {}, r.id) for r in oldest])
                 self.client.delete(
                     self.collection,
                     models.PointIdsList(points=[r.id for r in oldest]),
                     wait=True,
                 )
                 deleted += len(oldest)
+
+    def move_repo(self, old: str, new: str, *, installation_id: int | None = None) -> int:
+        """Re-label a renamed or transferred repository's experiences (repo, org and, when
+        given, the installation), keeping their ids: comment markers on GitHub name them,
+        and the repo/org filters of neighbour search and retention must find them under
+        the new name. Idempotent; how many were re-labelled."""
+        self._ensure()
+        repo_filter = models.Filter(must=[_match("repo", old)])
+        payload: dict[str, Any] = {"repo": new, "org": scopes_for(new)[1]}
+        if installation_id is not None:
+            payload["installation_id"] = int(installation_id)
+        with self._lock:
+            moved = self._count(repo_filter)
+            if moved and old != new:
+                self.client.set_payload(
+                    self.collection,
+                    payload=payload,
+                    points=models.FilterSelector(filter=repo_filter),
+                    wait=True,
+                )
+        return moved if old != new else 0
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -605,7 +627,7 @@ class ExperienceStore:
         self._ensure()
         with self._reading():
             found = self.client.retrieve(self.collection, [id], with_payload=True)
-        return self._from_payload(found[0].payload or {}) if found else None
+        return self._from_payload(found[0].payload or {}, found[0].id) if found else None
 
     def iter_all(self, batch: int = 256) -> Iterator[Experience]:
         """Every experience, with its signals in ``extra["signals"]`` (for score rebuilds)."""
@@ -621,7 +643,7 @@ class ExperienceStore:
                     with_vectors=False,
                 )
             for record in records:
-                yield self._from_payload(record.payload or {})
+                yield self._from_payload(record.payload or {}, record.id)
             if next_offset is None:
                 return
             offset = next_offset
@@ -691,7 +713,7 @@ class ExperienceStore:
                 with_vectors=False,
             )
         return [
-            (self._from_payload(p.payload or {}), float(p.score))
+            (self._from_payload(p.payload or {}, p.id), float(p.score))
             for p in response.points
             if p.score >= min_score
         ]

@@ -52,7 +52,7 @@ import sqlite3
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -249,6 +249,14 @@ def _clamped(sums: tuple[float, float]) -> tuple[float, float]:
     return (max(0.0, sums[0]), max(0.0, sums[1]))
 
 
+def _nothing_left(n: int, left: tuple[float, float], moved: tuple[float, float]) -> bool:
+    """Whether an org keeps nothing of its own once a transferred repo's evidence left:
+    then its rows go, rather than linger as rounding dust that reports would list."""
+    return n <= 0 and all(
+        abs(r) <= 1e-9 * max(abs(m), 1e-300) for r, m in zip(left, moved, strict=True)
+    )
+
+
 def decay_factor(now: float, half_life_s: float) -> float:
     """``2^(-(now - T0)/H)``: turns stored sums into evidence as of ``now``."""
     return math.pow(2.0, -_half_lives(now, half_life_s, "time"))
@@ -419,6 +427,14 @@ class ScoreStore(Protocol):
         """The newest shadow entries of ``repo``, newest first (``SHADOW_KEEP`` kept)."""
         ...
 
+    def move_repo(self, old: str, new: str) -> int:
+        """Carry a renamed or transferred repository's evidence, mutes and shadow log from
+        ``old`` to ``new`` in one step, merging with anything already under ``new``; on a
+        transfer the evidence also leaves the old org and joins the new one. The global
+        scope is untouched. Idempotent (a second call finds nothing under ``old``); returns
+        how many patterns moved."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -583,7 +599,18 @@ class _StoreBase:
             raise ValueError(f"limit must be a non-negative integer, not {limit!r}")
         return self._shadow(repo, min(limit, SHADOW_KEEP)) if limit else []
 
+    def move_repo(self, old: str, new: str) -> int:
+        old, new = validate_repo(old), validate_repo(new)
+        if old == new:
+            return 0
+        old_org, new_org = scopes_for(old)[1], scopes_for(new)[1]
+        return self._move(old, new, None if old_org == new_org else (old_org, new_org))
+
     # Implemented by each store; arguments are already validated.
+    def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
+        """Move ``old``'s rows to ``new``; ``orgs`` (old org, new org) on a transfer."""
+        raise NotImplementedError
+
     def _apply(
         self,
         signal_id: str,
@@ -745,6 +772,52 @@ class InMemoryScoreStore(_StoreBase):
         with self._lock:
             log = self._shadow_log.get(repo, deque())
             return list(reversed(log))[:limit]
+
+    def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
+        with self._lock:
+            moved = sorted(
+                {p for s, p in self._sum if s == old}
+                | {p for s, p in self._recent if s == old}
+                | {p for s, p in self._tot if s == old}
+            )
+            for pattern in moved:
+                sums = self._sum.pop((old, pattern), None)
+                recent = self._recent.pop((old, pattern), None)
+                totals = self._tot.pop((old, pattern), None)
+                targets = [(new, 1)] if orgs is None else [(new, 1), (orgs[1], 1), (orgs[0], -1)]
+                for scope, sign in targets:
+                    key = (scope, pattern)
+                    if sums is not None:
+                        sa, sb = self._sum.get(key, (0.0, 0.0))
+                        self._sum[key] = (sa + sign * sums[0], sb + sign * sums[1])
+                    if recent is not None:
+                        qa, qb, last = self._recent.get(key, (0.0, 0.0, -math.inf))
+                        # the old org keeps its newest time, as after a retraction
+                        newest = max(last, recent[2]) if sign > 0 else last
+                        self._recent[key] = (qa + sign * recent[0], qb + sign * recent[1], newest)
+                    if totals is not None:
+                        u = self._tot.get(key, Totals())
+                        self._tot[key] = Totals(
+                            u.n + sign * totals.n,
+                            u.alpha + sign * totals.alpha,
+                            u.beta + sign * totals.beta,
+                        )
+                lost = (orgs[0], pattern) if orgs is not None else None
+                if lost in self._tot and _nothing_left(
+                    self._tot[lost].n, self._sum.get(lost, (0.0, 0.0)), sums or (0.0, 0.0)
+                ):
+                    self._sum.pop(lost, None)
+                    self._recent.pop(lost, None)
+                    self._tot.pop(lost, None)
+            for (scope, pattern), mute in list(self._mute_map.items()):
+                if scope == old:
+                    del self._mute_map[(scope, pattern)]
+                    self._mute_map.setdefault((new, pattern), replace(mute, scope=new))
+            entries = [replace(e, repo=new) for e in self._shadow_log.pop(old, deque())]
+            if entries:
+                merged = sorted([*entries, *self._shadow_log.get(new, ())], key=lambda e: e.at)
+                self._shadow_log[new] = deque(merged, maxlen=SHADOW_KEEP)
+            return len(moved)
 
     def close(self) -> None:
         """Nothing to release; here so every store can be closed the same way."""
@@ -976,6 +1049,89 @@ class SqliteScoreStore(_StoreBase):
                 raise
             self._stale_tag = None
 
+    def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
+        with self._lock:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                moved = self._move_rows(conn, old, new, orgs)
+                conn.execute(
+                    "INSERT OR IGNORE INTO mutes (scope, pattern, by, at)"
+                    " SELECT ?, pattern, by, at FROM mutes WHERE scope = ?",
+                    (new, old),
+                )
+                conn.execute("DELETE FROM mutes WHERE scope = ?", (old,))
+                conn.execute("UPDATE shadow SET repo = ? WHERE repo = ?", (new, old))
+                conn.execute(_SQL_TRIM_SHADOW, (new, new, SHADOW_KEEP))
+                conn.execute("COMMIT")
+                return moved
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    @staticmethod
+    def _move_rows(
+        conn: sqlite3.Connection, old: str, new: str, orgs: tuple[str, str] | None
+    ) -> int:
+        sums = {
+            str(p): (a, b)
+            for p, a, b in conn.execute("SELECT pattern, a, b FROM sums WHERE scope = ?", (old,))
+        }
+        recent = {
+            str(p): (a, b, t)
+            for p, a, b, t in conn.execute(
+                "SELECT pattern, a, b, last FROM recent WHERE scope = ?", (old,)
+            )
+        }
+        totals = {
+            str(p): (n, a, b)
+            for p, n, a, b in conn.execute(
+                "SELECT pattern, n, a, b FROM totals WHERE scope = ?", (old,)
+            )
+        }
+        targets = [(new, 1)] if orgs is None else [(new, 1), (orgs[1], 1), (orgs[0], -1)]
+        for scope, sign in targets:
+            conn.executemany(
+                _SQL_ADD_SUMS, [(scope, p, sign * a, sign * b) for p, (a, b) in sums.items()]
+            )
+            conn.executemany(
+                _SQL_ADD_RECENT,
+                # the old org keeps its newest time, as after a retraction
+                [
+                    (scope, p, sign * a, sign * b, t if sign > 0 else -1e308)
+                    for p, (a, b, t) in recent.items()
+                ],
+            )
+            conn.executemany(
+                _SQL_ADD_TOTALS,
+                [(scope, p, sign * n, sign * a, sign * b) for p, (n, a, b) in totals.items()],
+            )
+        for table in ("sums", "recent", "totals"):
+            conn.execute(f"DELETE FROM {table} WHERE scope = ?", (old,))  # noqa: S608
+        moved = sorted(set(sums) | set(recent) | set(totals))
+        if orgs is not None:
+            for pattern in moved:
+                n = conn.execute(
+                    "SELECT n FROM totals WHERE scope = ? AND pattern = ?", (orgs[0], pattern)
+                ).fetchone()
+                left = conn.execute(
+                    "SELECT a, b FROM sums WHERE scope = ? AND pattern = ?", (orgs[0], pattern)
+                ).fetchone()
+                if (
+                    n is not None
+                    and left is not None
+                    and _nothing_left(
+                        int(n[0]), (float(left[0]), float(left[1])), sums.get(pattern, (0.0, 0.0))
+                    )
+                ):
+                    for table in ("sums", "recent", "totals"):
+                        conn.execute(
+                            f"DELETE FROM {table} WHERE scope = ? AND pattern = ?",  # noqa: S608
+                            (orgs[0], pattern),
+                        )
+        return len(moved)
+
     def _write(self, sql: str, args: tuple[Any, ...]) -> int:
         with self._lock:
             return self._conn().execute(sql, args).rowcount
@@ -1078,6 +1234,71 @@ redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 return 1
 """
 
+# A renamed or transferred repository's rows, moved in one script (see ``move_repo``).
+# KEYS: scopes, old sums/totals/recent, new sums/totals/recent, old/new mutes, old/new
+# shadow, and on a transfer old org sums/totals/recent then new org sums/totals/recent.
+_REDIS_MOVE = """
+local function num(key, fld) return tonumber(redis.call('HGET', key, fld) or '0') end
+local function add(key, fld, delta)
+  redis.call('HSET', key, fld, string.format('%.17g', num(key, fld) + delta))
+end
+local patterns, moved = {}, 0
+for i = 2, 4 do
+  for _, fld in ipairs(redis.call('HKEYS', KEYS[i])) do patterns[string.sub(fld, 3)] = true end
+end
+local targets = {{5, 1}}
+if #KEYS > 11 then targets = {{5, 1}, {15, 1}, {12, -1}} end
+for p, _ in pairs(patterns) do
+  moved = moved + 1
+  local hs = redis.call('HEXISTS', KEYS[2], 'a:' .. p) == 1
+  local a, b = num(KEYS[2], 'a:' .. p), num(KEYS[2], 'b:' .. p)
+  local ht = redis.call('HEXISTS', KEYS[3], 'n:' .. p) == 1
+  local n, ta, tb = num(KEYS[3], 'n:' .. p), num(KEYS[3], 'a:' .. p), num(KEYS[3], 'b:' .. p)
+  local t = redis.call('HGET', KEYS[4], 't:' .. p)
+  local ra, rb = num(KEYS[4], 'a:' .. p), num(KEYS[4], 'b:' .. p)
+  for _, target in ipairs(targets) do
+    local i, s = target[1], target[2]
+    if hs then add(KEYS[i], 'a:' .. p, s * a); add(KEYS[i], 'b:' .. p, s * b) end
+    if ht then
+      redis.call('HINCRBY', KEYS[i + 1], 'n:' .. p, s * n)
+      add(KEYS[i + 1], 'a:' .. p, s * ta); add(KEYS[i + 1], 'b:' .. p, s * tb)
+    end
+    if t then
+      add(KEYS[i + 2], 'a:' .. p, s * ra); add(KEYS[i + 2], 'b:' .. p, s * rb)
+      local last = tonumber(redis.call('HGET', KEYS[i + 2], 't:' .. p) or '')
+      if s > 0 and (not last or tonumber(t) > last) then
+        redis.call('HSET', KEYS[i + 2], 't:' .. p, t)
+      end
+    end
+  end
+  if #KEYS > 11 and redis.call('HEXISTS', KEYS[13], 'n:' .. p) == 1 then
+    local left_a, left_b = num(KEYS[12], 'a:' .. p), num(KEYS[12], 'b:' .. p)
+    if num(KEYS[13], 'n:' .. p) <= 0
+      and math.abs(left_a) <= 1e-9 * math.max(math.abs(a), 1e-300)
+      and math.abs(left_b) <= 1e-9 * math.max(math.abs(b), 1e-300) then
+      redis.call('HDEL', KEYS[12], 'a:' .. p, 'b:' .. p)
+      redis.call('HDEL', KEYS[13], 'n:' .. p, 'a:' .. p, 'b:' .. p)
+      redis.call('HDEL', KEYS[14], 'a:' .. p, 'b:' .. p, 't:' .. p)
+    end
+  end
+end
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+redis.call('SREM', KEYS[1], ARGV[1])
+if moved > 0 then
+  redis.call('SADD', KEYS[1], ARGV[2])
+  if #KEYS > 11 then redis.call('SADD', KEYS[1], ARGV[4]) end
+end
+local mutes = redis.call('HGETALL', KEYS[8])
+for i = 1, #mutes, 2 do redis.call('HSETNX', KEYS[9], mutes[i], mutes[i + 1]) end
+redis.call('DEL', KEYS[8])
+for _, entry in ipairs(redis.call('LRANGE', KEYS[10], 0, -1)) do
+  redis.call('RPUSH', KEYS[11], entry)
+end
+redis.call('LTRIM', KEYS[11], 0, tonumber(ARGV[3]) - 1)
+redis.call('DEL', KEYS[10])
+return moved
+"""
+
 
 class RedisScoreStore(_StoreBase):
     """Many machines: one ``EVAL`` per signal adds the id to the applied set and the
@@ -1096,6 +1317,7 @@ class RedisScoreStore(_StoreBase):
         self._k = f"{{{prefix}}}"
         self._apply_script = self._r.register_script(_REDIS_APPLY)
         self._shadow_script = self._r.register_script(_REDIS_SHADOW)
+        self._move_script = self._r.register_script(_REDIS_MOVE)
         stored = self._r.hget(self._key("meta"), "half_life_s")
         self._stale_tag: str | None = None
         if stored is not None and stored != self._half_life_tag:
@@ -1234,6 +1456,19 @@ class RedisScoreStore(_StoreBase):
         # left behind, so the swap starts over.
         self._r.transaction(swap, scopes_key)
         self._stale_tag = None
+
+    def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
+        keys = [self._key("scopes")]
+        for scope in (old, new):
+            keys += [self._key(kind, scope) for kind in ("sums", "totals", "recent")]
+        keys += [self._key("mutes", old), self._key("mutes", new)]
+        keys += [self._key("shadow", old), self._key("shadow", new)]
+        args: list[str | int] = [old, new, SHADOW_KEEP]
+        if orgs is not None:
+            for scope in orgs:
+                keys += [self._key(kind, scope) for kind in ("sums", "totals", "recent")]
+            args.append(orgs[1])
+        return int(self._move_script(keys=keys, args=args))
 
     def _mute(self, mute: Mute) -> None:
         value = json.dumps({"by": mute.by, "at": mute.at})

@@ -28,7 +28,7 @@ from memory.archive import ArchiveStore, signal_rows
 from memory.experiences import ExperienceStore, SignalRefused
 from memory.feedback import DEFAULT_TABLE, Effect, UnknownSignal, combine, effect_of
 from memory.pending import PendingStore
-from memory.scores import RETRACT_PREFIX, InMemoryScoreStore, ScoreStore
+from memory.scores import RETRACT_PREFIX, InMemoryScoreStore, ScoreStore, validate_repo
 from memory.trajectories import TrajectoryStore
 from memory.types import GONE_KIND, GONE_PREFIX, Experience, Kind, Outcome, Signal
 
@@ -77,6 +77,19 @@ class UnknownExperience(LookupError):
 class ApplyResult:
     status: str  # applied | duplicate | pending | deleted (see mark_gone)
     outcome: str | None = None
+
+
+@dataclass(frozen=True)
+class MoveReport:
+    """What :meth:`Memory.move_repo` re-labelled, store by store."""
+
+    old: str
+    new: str
+    experiences: int = 0
+    archived_signals: int = 0
+    patterns: int = 0
+    events: int = 0
+    transitions: int = 0
 
 
 @dataclass
@@ -192,8 +205,10 @@ class Memory:
             log.warning("experience store unavailable; signal parked", extra={"error": str(exc)})
             self.pending.park(signal, f"{type(exc).__name__}: {exc}")
             return ApplyResult("pending")
+        # The experience's repo, not the signal's: a signal parked before its repository
+        # was renamed must count under the new name, as a rebuild would count it.
         applied = self.scores.apply(
-            signal.id, signal.repo, signal.pattern, effect.alpha, effect.beta, signal.at
+            signal.id, current.repo, signal.pattern, effect.alpha, effect.beta, signal.at
         )
         self.pending.done(signal.id)
         if applied:
@@ -201,7 +216,7 @@ class Memory:
                 Event(
                     id=f"signal:{signal.id}",
                     kind="signal",
-                    repo=signal.repo,
+                    repo=current.repo,
                     at=signal.at,
                     pattern=signal.pattern,
                     data={
@@ -337,6 +352,29 @@ class Memory:
             if result.status != "pending":
                 done += 1
         return done
+
+    # -- a repository renamed or transferred -----------------------------------------------
+
+    def move_repo(self, old: str, new: str, *, installation_id: int | None = None) -> MoveReport:
+        """Carry everything learned about ``old`` over to ``new`` (GitHub's ``repository``
+        renamed and transferred events, or ``kaizen memory move``).
+
+        Experiences first, then what is derived from them, each step idempotent: a failure
+        (Qdrant down) raises, and running the move again finishes it. Signals arriving
+        meanwhile are safe either way: a signal counts under its experience's repo, and a
+        score landing under the old name is carried by the re-run.
+        """
+        old, new = validate_repo(old), validate_repo(new)
+        if old == new:
+            return MoveReport(old, new)
+        experiences = self.experiences.move_repo(old, new, installation_id=installation_id)
+        archived = self.archive.move_repo(old, new)
+        patterns = self.scores.move_repo(old, new)
+        events = self.activity.move_repo(old, new) if self.activity is not None else 0
+        transitions = self.trajectories.move_repo(old, new)
+        # the merged repo may now hold more than its retention allows
+        self.experiences.enforce_retention(new, on_delete=self._retire)
+        return MoveReport(old, new, experiences, archived, patterns, events, transitions)
 
     # -- rebuilding --------------------------------------------------------------------------
 

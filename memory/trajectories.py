@@ -243,6 +243,28 @@ class TrajectoryStore:
             )
             return cur.rowcount
 
+    def move_repo(self, old: str, new: str) -> int:
+        """A renamed or transferred repository keeps its transitions under its new name,
+        so per-repo exports and usage charts still include its past. Returns the rows moved.
+
+        Only the ``repo`` column names the repository as data: the key is
+        (trajectory_id, step), so rows under ``new`` never collide and one UPDATE merges
+        them. Trajectory ids often embed the old name too, but they are kept: experiences
+        store them to find their steps again, and messages and metadata are kept as the
+        model saw them, because they are training data.
+        """
+        if old == new:
+            return 0
+        with closing(self._connect()) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cur = conn.execute("UPDATE transitions SET repo = ? WHERE repo = ?", (new, old))
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return cur.rowcount
+
     # -- reading -------------------------------------------------------------------------
 
     def get(self, trajectory_id: str) -> list[Transition]:

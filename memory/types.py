@@ -107,6 +107,9 @@ class Experience:
     reflection: str | None = None
     created_at: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    # The id it is stored under, when read back: a renamed repository's experiences keep
+    # the ids they were written with (comment markers on GitHub carry them).
+    stored_id: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def org(self) -> str:
@@ -114,4 +117,4 @@ class Experience:
 
     @property
     def id(self) -> str:
-        return experience_id(self.kind, self.repo, self.fingerprint)
+        return self.stored_id or experience_id(self.kind, self.repo, self.fingerprint)

@@ -25,6 +25,7 @@ TASK_ROUTES: dict[str, dict[str, str]] = {
     "kaizen.record_feedback": {"queue": "feedback"},
     "kaizen.finalize_pull_request": {"queue": "feedback"},
     "kaizen.installation_changed": {"queue": "feedback"},
+    "kaizen.repository_moved": {"queue": "feedback"},
     "kaizen.purge_deliveries": {"queue": "feedback"},
     "kaizen.retry_pending_signals": {"queue": "feedback"},
     "kaizen.poll_reactions": {"queue": "feedback"},

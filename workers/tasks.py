@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from celery import Task, shared_task
@@ -30,12 +31,13 @@ from bot.metrics import Metrics, make_metrics
 from bot.repo_config import RepoConfig, load_repo_config
 from bot.report_markdown import render_markdown
 from memory.report import build_report
-from memory.scores import validate_pattern
+from memory.scores import validate_pattern, validate_repo
 from workers.celery_app import KaizenCelery
 from workers.command_handler import compose_reply
 from workers.context import WorkerContext, close_contexts, context_for
 from workers.fix import acceptance
 from workers.fix.github_fix import cancel_key
+from workers.repository_moves import repository_move
 from workers.review import feedback
 from workers.review.github_review import Busy, ReviewJob
 from workers.review.github_review import review_pull_request as review_pull_request_job
@@ -466,6 +468,31 @@ def installation_changed(self: Task, delivery: Delivery) -> dict[str, Any]:
             ctx.github.forget_installation(int(installation_id))
         log.info("installation %s", action)
     return {"status": "recorded", "action": action}
+
+
+@shared_task(bind=True, name="kaizen.repository_moved")
+def repository_moved(self: Task, delivery: Delivery) -> dict[str, Any]:
+    """A renamed or transferred repository keeps what Kaizen learned about it."""
+    ctx = _context(self)
+    with _delivery_context(delivery):
+        action = delivery.get("action")
+        try:
+            old, new = repository_move(action, delivery["payload"])
+            validate_repo(old)
+            validate_repo(new)
+        except ValueError as exc:  # NotAMove, or a name memory cannot keep
+            log.warning("repository.%s not understood: %s", action, exc)
+            return {"status": "ignored", "reason": str(exc)}
+        installation = delivery.get("installation_id") if action == "transferred" else None
+        try:
+            report = ctx.memory.move_repo(
+                old, new, installation_id=int(installation) if installation else None
+            )
+        except Exception as exc:  # Qdrant down or locked: every step is idempotent
+            raise self.retry(countdown=30, max_retries=40, exc=exc) from exc
+        watched = ctx.review_state.move_repo(old, new)
+        log.info("memory moved from %s to %s", old, new)
+    return {"status": "moved", **asdict(report), "watched": watched}
 
 
 @shared_task(bind=True, name="kaizen.purge_deliveries")

@@ -47,6 +47,7 @@ EVENTS = [
     "pull_request_review",
     "pull_request_review_comment",
     "pull_request_review_thread",
+    "repository",
 ]
 
 

@@ -1,4 +1,4 @@
-"""`kaizen feedback`, `kaizen memory stats|rebuild` and `kaizen export` as a user runs them."""
+"""`kaizen feedback`, `kaizen memory stats|rebuild|move` and `kaizen export` as a user runs them."""
 
 from __future__ import annotations
 
@@ -120,6 +120,29 @@ def test_the_same_feedback_twice_counts_once_another_person_or_signal_counts(
         memory.close()
     rebuilt = run(data, "memory", "rebuild")
     assert "scores unchanged" in rebuilt.stdout, rebuilt.stdout
+
+
+def test_memory_move_carries_a_renamed_repo_and_feedback_still_finds_its_comments(
+    seeded: tuple[Path, str],
+) -> None:
+    data, exp_id = seeded
+    assert run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_up").returncode == 0
+    moved = run(data, "memory", "move", REPO, "octo-org/app-v2")
+    assert moved.returncode == 0, moved.stderr
+    assert moved.stdout.startswith("moved octo-org/app -> octo-org/app-v2: 1 experiences, 1 ")
+    assert " 1 LLM calls" in moved.stdout
+    later = run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_up", "--actor", "bo")
+    assert "in octo-org/app-v2 is now accepted" in later.stdout, later.stdout
+    memory = build_memory(Settings(data_dir=data))
+    try:
+        assert memory.scores.totals("octo-org/app-v2", "llm:naming").n == 2
+        assert memory.scores.patterns(REPO) == []
+    finally:
+        memory.close()
+    bad = run(data, "memory", "move", REPO, "not a repo")
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr
+    assert "owner/name" in bad.stderr
 
 
 def test_feedback_with_an_unknown_signal_or_finding_is_a_clear_error(

@@ -277,3 +277,90 @@ def test_the_periodic_task_applies_parked_signals(tmp_path: Path, embedder: Embe
     from workers.context import close_contexts
 
     close_contexts()
+
+
+def test_a_transferred_repo_keeps_what_it_learned_and_rebuild_agrees(memory: Memory) -> None:
+    new, now = "new-org/app", time.time()
+    ids = [memory.record_experience(comment(f"m{i}", text=f"mutable default {i}")) for i in (0, 1)]
+    liked = memory.record_experience(comment("m2", pattern="ruff:E722", text="bare except"))
+    for i, exp_id in enumerate(ids):
+        memory.apply_signal(signal(exp_id, f"sig:m{i}", kind="thumbs_down"))
+    memory.apply_signal(signal(liked, "sig:m2", kind="thumbs_up", pattern="ruff:E722"))
+    before = memory.scores.counts(REPO, "ruff:B006", now)
+
+    report = memory.move_repo(REPO, new)
+
+    assert (report.experiences, report.patterns, report.events) == (3, 2, 6)
+    moved = memory.experiences.get(ids[0])
+    assert moved is not None
+    assert (moved.repo, moved.org, moved.id) == (new, "new-org", ids[0])
+    for scope in (new, "new-org"):
+        assert memory.scores.counts(scope, "ruff:B006", now) == pytest.approx(before)
+    for scope in (REPO, "octo-org"):
+        assert memory.scores.counts(scope, "ruff:B006", now) == (0.0, 0.0)
+    assert memory.scores.patterns("octo-org") == []
+    vote = memory.experiences.neighbour_vote("mutable default 0", repo=new)
+    assert vote.rejects == pytest.approx(2.0, rel=1e-3)
+    assert memory.experiences.neighbour_vote("mutable default 0", repo=REPO).neighbours == 0
+    assert memory.activity is not None
+    assert memory.activity.repos() == [new]
+    # A signal worded with the old name (parked before the move) counts under the new one.
+    memory.apply_signal(signal(ids[1], "sig:late", kind="thumbs_down"))
+    assert memory.scores.counts(new, "ruff:B006", now)[1] > before[1]
+    assert memory.scores.counts(REPO, "ruff:B006", now) == (0.0, 0.0)
+    assert memory.rebuild().unchanged
+    again = memory.move_repo(REPO, new)
+    assert (again.experiences, again.patterns, again.events) == (0, 0, 0)
+
+
+def test_the_worker_task_moves_memory_when_github_says_renamed(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    from bot.settings import Settings
+    from tests.helpers import load_webhook
+    from workers.celery_app import make_celery
+    from workers.context import close_contexts
+
+    old, new = "github/hello-world-old", "github/hello-world"
+    seeded = build(tmp_path, embedder)
+    exp_id = seeded.record_experience(
+        Experience(kind=Kind.COMMENT, repo=old, pattern="ruff:B006", fingerprint="w", text="x")
+    )
+    seeded.apply_signal(
+        Signal(
+            id="r:1",
+            kind="thumbs_up",
+            experience_id=exp_id,
+            repo=old,
+            pattern="ruff:B006",
+            at=time.time(),
+        )
+    )
+    seeded.close()
+
+    app = make_celery(Settings(data_dir=tmp_path, qdrant_path=tmp_path / "qdrant"))
+    import workers.tasks  # noqa: F401 - registers the tasks with the app
+
+    payload = load_webhook("crafted-repository.renamed.json")
+    delivery = {
+        "id": "d-1",
+        "event": "repository",
+        "action": "renamed",
+        "installation_id": payload["installation"]["id"],
+        "repo": new,
+        "payload": payload,
+    }
+    result = app.tasks["kaizen.repository_moved"].apply(args=[delivery]).get()
+    assert (result["status"], result["old"], result["new"], result["experiences"]) == (
+        "moved",
+        old,
+        new,
+        1,
+    )
+    broken = {**delivery, "payload": {**payload, "changes": {}}}
+    assert app.tasks["kaizen.repository_moved"].apply(args=[broken]).get()["status"] == "ignored"
+    close_contexts()
+    back = build(tmp_path, embedder)
+    assert back.scores.counts(new, "ruff:B006", time.time())[0] == pytest.approx(1.0, abs=1e-6)
+    assert back.experiences.get(exp_id).repo == new  # type: ignore[union-attr]
+    back.close()

@@ -41,6 +41,7 @@ EVENTS = [
     "pull_request_review",
     "pull_request_review_comment",
     "pull_request_review_thread",
+    "repository",
 ]
 # Sent to every App; GitHub rejects a manifest that lists them in default_events.
 AUTOMATIC_EVENTS = ("installation", "installation_repositories")

@@ -833,3 +833,91 @@ def test_duplicate_candidate_keys_and_bad_budget_are_rejected() -> None:
         run(store, [cand("c"), cand("c")])
     with pytest.raises(ValueError, match="budget"):
         run(store, [cand("c")], budget=-1)
+
+
+# --- a renamed or transferred repository keeps what was learned ------------------------------
+
+SIGNALS = [  # (repo, pattern, alpha, beta, days before NOW)
+    (REPO, "ruff:B006", 1.0, 0.0, 90),
+    (REPO, "ruff:B006", 0.0, 0.6, 20),
+    (REPO, "llm:naming", 0.0, 1.0, 3),
+    ("acme/api", "ruff:B006", 1.0, 0.0, 10),  # another repo of the old org stays put
+    ("globex/web", "llm:naming", 1.0, 0.0, 5),  # the new org's own evidence
+]
+
+
+def replay(store: ScoreStore, rename: dict[str, str] | None = None) -> None:
+    for i, (repo, pattern, alpha, beta, days) in enumerate(SIGNALS):
+        repo = (rename or {}).get(repo, repo)
+        assert store.apply(f"m{i}", repo, pattern, alpha, beta, NOW - days * DAY)
+
+
+def scores_by_scope(store: ScoreStore) -> dict[tuple[str, str], tuple[float, ...]]:
+    out: dict[tuple[str, str], tuple[float, ...]] = {}
+    for scope in (REPO, "acme/store", "globex/shop", "acme/api", "acme", "globex", "*"):
+        for pattern in store.patterns(scope):
+            ev = store.evidence(scope, pattern, NOW)
+            t = store.totals(scope, pattern)
+            out[(scope, pattern)] = (*ev.long, *ev.recent, ev.last or 0.0, t.n, t.alpha, t.beta)
+    return out
+
+
+@pytest.mark.parametrize("new", ["acme/store", "globex/shop"])
+def test_a_moved_repo_scores_as_if_it_always_had_its_new_name(
+    make_store: MakeStore, new: str
+) -> None:
+    moved, direct = make_store(), InMemoryScoreStore(H_DAYS)
+    replay(moved)
+    replay(direct, {REPO: new})
+    assert moved.move_repo(REPO, new) == 2
+    got, want = scores_by_scope(moved), scores_by_scope(direct)
+    assert got.keys() == want.keys()  # the old name is gone; an emptied org lists nothing
+    for key, values in want.items():
+        assert got[key] == pytest.approx(values, rel=1e-9, abs=1e-12), key
+    assert moved.evidence("*", "ruff:B006", NOW) == direct.evidence("*", "ruff:B006", NOW)
+
+
+def test_moving_merges_with_evidence_already_under_the_new_name(store: ScoreStore) -> None:
+    feed(store, 4, 0)
+    feed(store, 0, 2, repo="acme/store")  # a review after the rename, before the event
+    store.move_repo(REPO, "acme/store")
+    assert store.counts("acme/store", "ruff:B006", NOW) == pytest.approx((4.0, 2.0))
+    assert store.totals("acme/store", "ruff:B006") == Totals(6, 4.0, 2.0)
+    assert store.counts("acme", "ruff:B006", NOW) == pytest.approx((4.0, 2.0))
+
+
+def test_moving_twice_changes_nothing_more(store: ScoreStore) -> None:
+    replay(store)
+    assert store.move_repo(REPO, "globex/shop") == 2
+    before = (store.snapshot(), store.recent_snapshot())
+    assert store.move_repo(REPO, "globex/shop") == 0
+    assert store.move_repo("globex/shop", "globex/shop") == 0
+    assert (store.snapshot(), store.recent_snapshot()) == before
+
+
+def test_mutes_and_shadow_log_follow_the_repo(store: ScoreStore) -> None:
+    store.mute(REPO, "ruff:E501", by="alice", at=NOW)
+    store.mute(REPO, "llm:*", by="alice", at=NOW)
+    store.mute("acme/store", "llm:*", by="bob", at=NOW + 1)  # already there: kept
+    store.mute(ORG, "ruff:B006", by="carol", at=NOW)  # the org's own: stays with the org
+    store.log_shadow(ShadowEntry(REPO, "ruff:B006", "old", 0.2, "learned", NOW - 10))
+    store.log_shadow(ShadowEntry("acme/store", "ruff:B006", "new", 0.3, "budget", NOW))
+    store.move_repo(REPO, "acme/store")
+    assert store.mutes(REPO) == []
+    assert {(m.pattern, m.by) for m in store.mutes("acme/store")} == {
+        ("ruff:E501", "alice"),
+        ("llm:*", "bob"),
+    }
+    assert [m.pattern for m in store.mutes(ORG)] == ["ruff:B006"]
+    assert store.shadow(REPO) == []
+    assert [(e.repo, e.key) for e in store.shadow("acme/store")] == [
+        ("acme/store", "new"),
+        ("acme/store", "old"),
+    ]
+
+
+def test_moving_needs_two_repository_names(store: ScoreStore) -> None:
+    with pytest.raises(ValueError, match="repo"):
+        store.move_repo("acme", "acme/store")
+    with pytest.raises(ValueError, match="repo"):
+        store.move_repo(REPO, "*")

@@ -43,6 +43,12 @@ class ReviewState(Protocol):
 
     def watched(self) -> list[dict[str, Any]]: ...
 
+    def move_repo(self, old: str, new: str) -> int:
+        """Re-key the watched pull requests of ``old`` under ``new`` (a renamed or
+        transferred repository), so reactions on them are still polled; returns how many
+        moved. Claims, heads and budgets are short-lived and are left to expire."""
+        ...
+
     def remember(self, key: str, value: str, ttl_s: float) -> None: ...
 
     def recall(self, key: str) -> str | None: ...
@@ -110,6 +116,43 @@ class RedisReviewState:
     def watched(self) -> list[dict[str, Any]]:
         raw = self._redis.hgetall(self._k("watched"))
         return sorted((json.loads(v) for v in raw.values()), key=lambda w: -float(w["at"]))
+
+    def move_repo(self, old: str, new: str) -> int:
+        """Polling a watched PR goes through its repo name, which GitHub only redirects
+        for a while after a rename, so the entries must carry the new name.
+
+        WATCH plus MULTI/EXEC makes the re-keying all-or-nothing, and a PR watched or
+        unwatched meanwhile restarts it rather than being overwritten. A PR already
+        watched under ``new`` was written under the current name, so that entry is kept.
+        """
+        if old == new:
+            return 0
+        import redis as redis_lib
+
+        name = self._k("watched")
+        with self._redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(name)  # type: ignore[no-untyped-call]
+                    raw: dict[Any, Any] = pipe.hgetall(name)
+                    fields = {_text(k): _text(v) for k, v in raw.items()}
+                    gone = _prs_of(fields, old)
+                    moved: dict[str, str] = {}
+                    for pr in gone:
+                        entry = json.loads(fields[pr])
+                        entry["repo"] = new
+                        key = f"{new}#{entry['number']}"
+                        if key not in fields:
+                            moved[key] = json.dumps(entry)
+                    pipe.multi()
+                    if moved:
+                        pipe.hset(name, mapping=moved)  # type: ignore[arg-type]
+                    if gone:
+                        pipe.hdel(name, *gone)
+                    pipe.execute()
+                    return len(moved)
+                except redis_lib.WatchError:
+                    continue
 
     def remember(self, key: str, value: str, ttl_s: float) -> None:
         self._redis.set(self._k("memo", key), value, px=int(ttl_s * 1000))
@@ -208,6 +251,29 @@ class SqliteReviewState:
             rows = db.execute("SELECT v FROM watched ORDER BY at DESC").fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    def move_repo(self, old: str, new: str) -> int:
+        """Polling a watched PR goes through its repo name, which GitHub only redirects
+        for a while after a rename, so the entries must carry the new name. One
+        transaction; a PR already watched under ``new`` was written under the current
+        name, so that entry is kept."""
+        if old == new:
+            return 0
+        moved = 0
+        with self._db() as db:
+            rows = db.execute("SELECT pr, v, at FROM watched").fetchall()
+            fields = {str(r[0]): str(r[1]) for r in rows}
+            at = {str(r[0]): float(r[2]) for r in rows}
+            for pr in _prs_of(fields, old):
+                entry = json.loads(fields[pr])
+                entry["repo"] = new
+                inserted = db.execute(
+                    "INSERT OR IGNORE INTO watched (pr, v, at) VALUES (?, ?, ?)",
+                    (f"{new}#{entry['number']}", json.dumps(entry), at[pr]),
+                )
+                moved += inserted.rowcount
+                db.execute("DELETE FROM watched WHERE pr = ?", (pr,))
+        return moved
+
     def remember(self, key: str, value: str, ttl_s: float) -> None:
         with self._db() as db:
             self._set(db, f"memo:{key}", value, ttl_s)
@@ -215,6 +281,12 @@ class SqliteReviewState:
     def recall(self, key: str) -> str | None:
         with self._db() as db:
             return self._get(db, f"memo:{key}")
+
+
+def _prs_of(watched: dict[str, str], repo: str) -> list[str]:
+    """The watched keys of ``repo``, found by the name inside each entry because that is
+    the name :meth:`ReviewState.watched` hands to the poller."""
+    return [pr for pr, value in watched.items() if json.loads(value).get("repo") == repo]
 
 
 def review_state(redis_url: str | None, data_dir: Path) -> ReviewState:

@@ -1,0 +1,264 @@
+"""A renamed or transferred repository keeps its activity, transitions, watched PRs and
+archived signals: every store moves them to the new name, in SQLite and in Redis alike."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.activity import ActivityLog, Event, RedisActivityLog, SqliteActivityLog
+from memory.archive import ArchiveStore, RedisSignalArchive, SignalArchive
+from memory.trajectories import TrajectoryStore, Transition
+from memory.types import Experience
+from workers.review.state import RedisReviewState, ReviewState, SqliteReviewState
+
+OLD = "acme/shop"
+NEW = "globex/shop"
+OTHER = "acme/shop-api"  # starts like OLD: must not move with it
+
+# Seeds a store with records under OLD, NEW and OTHER; returns (move, snapshot of all).
+Seeded = tuple[Callable[[str, str], int], Callable[[], Any]]
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def activity(request: pytest.FixtureRequest, tmp_path: Path) -> ActivityLog:
+    if request.param == "sqlite":
+        return SqliteActivityLog(tmp_path / "activity.sqlite3")
+    return RedisActivityLog(request.getfixturevalue("redis_url"))
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def state(request: pytest.FixtureRequest, tmp_path: Path) -> ReviewState:
+    if request.param == "sqlite":
+        return SqliteReviewState(tmp_path / "state.sqlite3")
+    return RedisReviewState(request.getfixturevalue("redis_url"))
+
+
+@pytest.fixture
+def trajectories(tmp_path: Path) -> TrajectoryStore:
+    return TrajectoryStore(tmp_path / "trajectories.sqlite3")
+
+
+def event(eid: str, repo: str, at: float) -> Event:
+    return Event(id=eid, kind="comment", repo=repo, at=at, pattern="ruff:B006", data={"pr": 7})
+
+
+def transition(tid: str, repo: str, at: float) -> Transition:
+    return Transition(
+        trajectory_id=tid,
+        step=0,
+        messages=[{"role": "user", "content": "review"}],
+        generation="ok",
+        model="m",
+        created_at=at,
+        repo=repo,
+        kind="review",
+        metadata={"pr": "7"},
+    )
+
+
+# -- activity ----------------------------------------------------------------------------
+
+
+def test_moved_events_carry_the_new_name_and_leave_the_old_one_empty(
+    activity: ActivityLog,
+) -> None:
+    activity.add(event("e1", OLD, 1712345678.123456))
+    activity.add(event("e2", OLD, 1712345679.5))
+    activity.add(event("x1", OTHER, 5.0))
+
+    assert activity.move_repo(OLD, NEW) == 2
+
+    assert activity.events(repo=NEW) == [
+        event("e1", NEW, 1712345678.123456),
+        event("e2", NEW, 1712345679.5),
+    ]
+    assert activity.events(repo=OLD) == []
+    assert activity.repos() == [OTHER, NEW]
+    assert activity.events(repo=OTHER) == [event("x1", OTHER, 5.0)]
+
+
+def test_moved_events_merge_in_time_order_with_those_already_under_the_new_name(
+    activity: ActivityLog,
+) -> None:
+    activity.add(event("old-1", OLD, 1.0))
+    activity.add(event("old-3", OLD, 3.0))
+    activity.add(event("new-2", NEW, 2.0))
+
+    assert activity.move_repo(OLD, NEW) == 2
+
+    assert [(e.id, e.repo) for e in activity.events(repo=NEW)] == [
+        ("old-1", NEW),
+        ("new-2", NEW),
+        ("old-3", NEW),
+    ]
+
+
+def test_an_event_id_already_under_the_new_name_keeps_that_copy(redis_url: str) -> None:
+    # add() never writes one id twice, so this state is written raw; SQLite's primary key
+    # cannot hold it at all.
+    log = RedisActivityLog(redis_url)
+    log.add(event("e1", NEW, 2.0))
+    stale = event("e1", OLD, 1.0)
+    payload = json.dumps(asdict(stale))
+    log._redis.zadd(f"kaizen:activity:repo:{OLD}", {payload: stale.at})
+    log._redis.sadd("kaizen:activity:repos", OLD)
+
+    assert log.move_repo(OLD, NEW) == 0
+
+    assert log.events(repo=NEW) == [event("e1", NEW, 2.0)]
+    assert log.repos() == [NEW]
+
+
+# -- trajectories ------------------------------------------------------------------------
+
+
+def test_moved_transitions_carry_the_new_name_and_keep_their_trajectory_ids(
+    trajectories: TrajectoryStore,
+) -> None:
+    trajectories.record(transition(f"review:{OLD}#7", OLD, 1.0))
+    trajectories.record(transition("review:n", NEW, 2.0))
+    trajectories.record(transition("review:x", OTHER, 3.0))
+
+    assert trajectories.move_repo(OLD, NEW) == 1
+
+    assert list(trajectories.iter_transitions(repo=NEW)) == [
+        transition(f"review:{OLD}#7", NEW, 1.0),
+        transition("review:n", NEW, 2.0),
+    ]
+    assert list(trajectories.iter_transitions(repo=OLD)) == []
+    assert [t.repo for t in trajectories.iter_transitions(repo=OTHER)] == [OTHER]
+
+
+# -- watched pull requests ---------------------------------------------------------------
+
+
+def test_watched_prs_are_rekeyed_under_the_new_name(state: ReviewState) -> None:
+    state.watch(OLD, 7, 11, 100.0)
+    state.watch(OLD, 8, 11, 200.0)
+    state.watch(OTHER, 7, 12, 50.0)
+
+    assert state.move_repo(OLD, NEW) == 2
+
+    assert state.watched() == [
+        {"repo": NEW, "number": 8, "installation_id": 11, "at": 200.0},
+        {"repo": NEW, "number": 7, "installation_id": 11, "at": 100.0},
+        {"repo": OTHER, "number": 7, "installation_id": 12, "at": 50.0},
+    ]
+    state.unwatch(NEW, 8)  # the key moved too, not only the name inside
+    state.unwatch(OLD, 7)  # nothing left under the old key
+    assert [(w["repo"], w["number"]) for w in state.watched()] == [(NEW, 7), (OTHER, 7)]
+
+
+def test_a_pr_already_watched_under_the_new_name_is_kept(state: ReviewState) -> None:
+    state.watch(OLD, 7, 11, 100.0)
+    state.watch(OLD, 9, 11, 150.0)
+    state.watch(NEW, 7, 22, 300.0)
+
+    assert state.move_repo(OLD, NEW) == 1
+
+    assert state.watched() == [
+        {"repo": NEW, "number": 7, "installation_id": 22, "at": 300.0},
+        {"repo": NEW, "number": 9, "installation_id": 11, "at": 150.0},
+    ]
+
+
+# -- every store -------------------------------------------------------------------------
+
+
+def archive_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> ArchiveStore:
+    if kind.endswith("sqlite"):
+        return SignalArchive(tmp_path / "archive.sqlite3")
+    return RedisSignalArchive(request.getfixturevalue("redis_url"))
+
+
+def archived(sid: str, repo: str) -> Experience:
+    signal = {"id": sid, "kind": "thumbs_down", "alpha": 0.0, "beta": 1.0, "at": 5.0}
+    return Experience(
+        kind="comment",
+        repo=repo,
+        pattern="ruff:B006",
+        fingerprint=sid,
+        text="t",
+        extra={"signals": [signal]},
+    )
+
+
+@pytest.mark.parametrize("kind", ["archive-sqlite", "archive-redis"])
+def test_archived_signals_are_relabelled_for_rebuilds(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    archive = archive_store(kind, request, tmp_path)
+    archive.archive([archived("s1", OLD), archived("s2", OTHER), archived("s3", OLD)])
+
+    assert archive.move_repo(OLD, NEW) == 2
+
+    assert list(archive.iter_signals()) == [
+        ("s1", NEW, "ruff:B006", 0.0, 1.0, 5.0),
+        ("s2", OTHER, "ruff:B006", 0.0, 1.0, 5.0),
+        ("s3", NEW, "ruff:B006", 0.0, 1.0, 5.0),
+    ]
+
+
+@pytest.fixture(
+    params=[
+        "activity-sqlite",
+        "activity-redis",
+        "trajectories",
+        "state-sqlite",
+        "state-redis",
+        "archive-sqlite",
+        "archive-redis",
+    ]
+)
+def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> Seeded:
+    kind: str = request.param
+    repos = (OLD, NEW, OTHER)
+    if kind.startswith("archive"):
+        archive = archive_store(kind, request, tmp_path)
+        archive.archive([archived(f"s{i}", repo) for i, repo in enumerate(repos)])
+        return archive.move_repo, lambda: list(archive.iter_signals())
+    if kind.startswith("activity"):
+        log: ActivityLog = (
+            SqliteActivityLog(tmp_path / "activity.sqlite3")
+            if kind.endswith("sqlite")
+            else RedisActivityLog(request.getfixturevalue("redis_url"))
+        )
+        for i, repo in enumerate(repos):
+            log.add(event(f"e{i}", repo, float(i)))
+        return log.move_repo, lambda: (log.repos(), log.events())
+    if kind == "trajectories":
+        store = TrajectoryStore(tmp_path / "trajectories.sqlite3")
+        for i, repo in enumerate(repos):
+            store.record(transition(f"t{i}", repo, float(i)))
+        return store.move_repo, lambda: list(store.iter_transitions())
+    st: ReviewState = (
+        SqliteReviewState(tmp_path / "state.sqlite3")
+        if kind.endswith("sqlite")
+        else RedisReviewState(request.getfixturevalue("redis_url"))
+    )
+    for i, repo in enumerate(repos):
+        st.watch(repo, i, 1, float(i))
+    return st.move_repo, st.watched
+
+
+def test_moving_again_moves_nothing_and_changes_nothing(seeded: Seeded) -> None:
+    move, snapshot = seeded
+    assert move(OLD, NEW) == 1
+    after_first = snapshot()
+
+    assert move(OLD, NEW) == 0
+    assert snapshot() == after_first
+
+
+def test_moving_to_the_same_name_changes_nothing(seeded: Seeded) -> None:
+    move, snapshot = seeded
+    before = snapshot()
+
+    assert move(OLD, OLD) == 0
+    assert snapshot() == before

@@ -1,0 +1,38 @@
+"""Which repository a ``repository`` renamed or transferred event moves, and where to.
+
+GitHub sends the repository as it is now; the old name has to be put back together from
+``changes``: a rename gives the old name (``changes.repository.name.from``), a transfer
+the old owner (``changes.owner.from.user`` or ``.organization``). Pure, so every shape a
+payload can take is unit-tested.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class NotAMove(ValueError):
+    """The payload does not say where the repository came from."""
+
+
+def repository_move(action: str | None, payload: dict[str, Any]) -> tuple[str, str]:
+    """(old full name, new full name) of a renamed or transferred repository."""
+    repository = payload.get("repository") or {}
+    new = repository.get("full_name")
+    if not isinstance(new, str) or new.count("/") != 1:
+        raise NotAMove("the payload has no repository.full_name")
+    owner, name = new.split("/")
+    changes = payload.get("changes") or {}
+    if action == "renamed":
+        old_name = ((changes.get("repository") or {}).get("name") or {}).get("from")
+        if not isinstance(old_name, str) or not old_name:
+            raise NotAMove("a rename without changes.repository.name.from")
+        return f"{owner}/{old_name}", new
+    if action == "transferred":
+        source = (changes.get("owner") or {}).get("from") or {}
+        account = source.get("organization") or source.get("user") or {}
+        old_owner = account.get("login") if isinstance(account, dict) else None
+        if not isinstance(old_owner, str) or not old_owner:
+            raise NotAMove("a transfer without changes.owner.from's login")
+        return f"{old_owner}/{name}", new
+    raise NotAMove(f"repository.{action} does not move a repository")
