@@ -8,7 +8,9 @@
    take far longer than the store work being measured, and the store does not care where
    vectors come from. Measured: upsert throughput, search p50/p99 through
    ``search_similar`` filtered by repo and kind, reopening the folder, one
-   ``enforce_retention`` pass (run after every upsert) and ``count``.
+   ``enforce_retention`` pass (run after every upsert), ``count``, and re-labelling one
+   repo's experiences as after a rename (``move_repo``, the experience-store step of
+   ``kaizen memory move``).
 3. When embedded search at 100k is over 50 ms p50: the same query without the payload
    filter, and on a collection holding a single repo's share of the points (what one
    collection per repo/org would give), to show where the time goes.
@@ -180,6 +182,12 @@ def bench_store(work: Path, embedder: CachedEmbedder, n: int, queries: int) -> d
     t0 = time.perf_counter()
     store.count(REPOS[0])
     result["count_repo_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    t0 = time.perf_counter()
+    moved = store.move_repo(REPOS[0], f"{REPOS[0]}-renamed")
+    result["move_repo"] = {
+        "experiences": moved,
+        "ms": round((time.perf_counter() - t0) * 1000, 1),
+    }
     store.close()
     t0 = time.perf_counter()
     store = open_store(url=None, api_key=None, path=path, embedder=embedder)
