@@ -44,6 +44,10 @@ Setup
     installation_id=None, description=None) -> dict`` — a repo belongs to the
     installation on its owner that has "all" repositories or lists it (``installation_id``
     adds it to that installation's list); unknown owners are created as organizations.
+    ``rename_repo(full_name, new_name, *, user) -> dict`` and
+    ``transfer_repo(full_name, new_owner, *, user) -> dict`` — the repository keeps its id
+    and everything in it under the new full name and ``repository.renamed`` /
+    ``repository.transferred`` is sent; the old name answers 404 (GitHub: 301).
     ``add_collaborator(full_name, login, permission)`` — admin|maintain|write|triage|read.
     ``put_file(full_name, path, content, *, branch=None, message="update", user=None)
     -> sha`` (``content=None`` deletes).
@@ -175,6 +179,7 @@ DEFAULT_APP_EVENTS = [
     "pull_request_review",
     "pull_request_review_comment",
     "pull_request_review_thread",
+    "repository",
 ]
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
 ROLE_TO_PERMISSION = {
@@ -912,6 +917,80 @@ class FakeGitHub:
                     inst.repos.add(full_name)
             return self._repo_json(repo)
 
+    def rename_repo(self, full_name: str, new_name: str, *, user: str) -> dict[str, Any]:
+        """``user`` renames the repository in its settings; sends ``repository.renamed``.
+
+        Why: GitHub keeps everything of a renamed repository — its id, issues, pull
+        requests, comments, reviews, check runs, git data, collaborators and installation
+        access — and only the name changes, so a bot that keys its own state by
+        ``owner/name`` must follow the webhook. Here the repository is served under the new
+        name at once (REST and git over HTTP; the bare repository stays where it is on
+        disk). Known simplification: requests under the old name answer 404, as for an
+        unknown repository, where GitHub answers them with a 301 redirect.
+        Raises ``ValueError`` if ``new_name`` is the current name or already taken.
+        """
+        if not new_name or "/" in new_name:
+            raise ValueError(f"invalid repository name {new_name!r}")
+        with self._lock:
+            repo = self._get_repo(full_name)
+            if new_name == repo.name:
+                raise ValueError(f"repository {full_name} is already called {new_name}")
+            if f"{repo.owner}/{new_name}" in self._repos:
+                raise ValueError(f"repository {repo.owner}/{new_name} exists")
+            self._ensure_user(user, "User")
+            old_name = repo.name
+            self._move_repo(repo, repo.owner, new_name)
+            self._emit(
+                "repository",
+                "renamed",
+                repo,
+                user,
+                {"changes": {"repository": {"name": {"from": old_name}}}},
+            )
+            return self._repo_json(repo)
+
+    def transfer_repo(self, full_name: str, new_owner: str, *, user: str) -> dict[str, Any]:
+        """``user`` transfers the repository to ``new_owner``; sends ``repository.transferred``.
+
+        Why: a transfer keeps the repository (id, issues, pull requests, git data,
+        collaborators) under ``new_owner/name``, takes it out of the old owner's
+        installation and into the new owner's (an installation with selected repositories
+        gets it added; one on all repositories covers it anyway). GitHub sends the webhook
+        to the new owner's installation, with the old owner under ``changes.owner.from``.
+        Unknown owners are created as organizations, as ``add_repo`` does. Known
+        simplification: requests under the old name answer 404, as for an unknown
+        repository, where GitHub answers them with a 301 redirect.
+        Raises ``ValueError`` if ``new_owner`` already owns it or has a repository of that
+        name.
+        """
+        with self._lock:
+            repo = self._get_repo(full_name)
+            old_owner = repo.owner
+            if new_owner == old_owner:
+                raise ValueError(f"repository {full_name} already belongs to {new_owner}")
+            if f"{new_owner}/{repo.name}" in self._repos:
+                raise ValueError(f"repository {new_owner}/{repo.name} exists")
+            if new_owner not in self._users:
+                self._ensure_user(new_owner, "Organization")
+            self._ensure_user(user, "User")
+            old = self._users[old_owner]
+            was = (
+                {"organization": self._org_json(old_owner)}
+                if old.type == "Organization"
+                else {"user": self._user_json(old_owner)}
+            )
+            for inst in self._installations.values():
+                if inst.repos is not None:
+                    inst.repos.discard(full_name)
+            self._move_repo(repo, new_owner, repo.name)
+            for inst in self._installations.values():
+                if inst.account == new_owner and inst.repos is not None:
+                    inst.repos.add(repo.full_name)
+            self._emit(
+                "repository", "transferred", repo, user, {"changes": {"owner": {"from": was}}}
+            )
+            return self._repo_json(repo)
+
     def add_collaborator(self, full_name: str, login: str, permission: str) -> None:
         """Give ``login`` a role on the repository (admin|maintain|write|triage|read)."""
         if permission not in ROLE_TO_PERMISSION:
@@ -1409,7 +1488,37 @@ class FakeGitHub:
     # ================================================================== internals: state
 
     def _repo_dir(self, owner: str, name: str) -> Path:
-        return self.data_dir / "git" / owner / f"{name}.git"
+        """A free directory for a new bare repository: ``git/<owner>/<name>.git``, or with
+        a suffix while a renamed or transferred repository still lives there (a bare
+        repository never moves; git over HTTP finds it through ``_Repo.git``)."""
+        path = self.data_dir / "git" / owner / f"{name}.git"
+        suffix = itertools.count(2)
+        while path.exists():
+            path = path.with_name(f"{name}~{next(suffix)}.git")
+        return path
+
+    def _move_repo(self, repo: _Repo, owner: str, name: str) -> None:
+        """Re-key ``repo`` as ``owner/name`` everywhere the fake names it by full name."""
+        old, new = repo.full_name, f"{owner}/{name}"
+        del self._repos[old]
+        repo.owner, repo.name = owner, name
+        self._repos[new] = repo
+        scopes = [inst.repos for inst in self._installations.values()]
+        scopes += [token.repos for token in self._tokens.values()]
+        for scope in scopes:
+            if scope is not None and old in scope:
+                scope.discard(old)
+                scope.add(new)
+        records: list[_IssueComment | _ReviewComment | _Thread | _Review | _CheckRun] = [
+            *self._comments.values(),
+            *self._review_comments.values(),
+            *self._threads.values(),
+            *self._reviews.values(),
+            *self._check_runs.values(),
+        ]
+        for record in records:
+            if record.repo == old:
+                record.repo = new
 
     def _require_app(self) -> _App:
         if self._app is None:
@@ -3030,7 +3139,7 @@ class FakeGitHub:
     def _handle_http(self, request: Request, body: bytes) -> Response:
         path = request.url.path
         git = _GIT_PATH.match(path)
-        if git is not None and git.group("owner") + "/" + git.group("repo") in self._repos:
+        if git is not None:
             return self._handle_git(request, body, git)
         headers = {k.lower(): v for k, v in request.headers.items()}
         query_pairs = urllib.parse.parse_qsl(request.url.query, keep_blank_values=True)
@@ -3313,7 +3422,9 @@ class FakeGitHub:
         pushing = rest == "/git-receive-pack" or "service=git-receive-pack" in query
         challenge = {"WWW-Authenticate": 'Basic realm="GitHub"'}
         with self._lock:
-            repo = self._repos[full]
+            # An unknown repository (or an old name after a rename) is answered as a private
+            # repository the caller cannot see: 401 without credentials, else 404.
+            repo = self._repos.get(full)
             token_value = _git_credential(headers.get("authorization", ""))
             token = self._tokens.get(token_value) if token_value else None
             record = RecordedRequest(
@@ -3327,10 +3438,10 @@ class FakeGitHub:
             )
             status = 0
             bad_token = bool(token_value) and (token is None or token.expires_at <= _now())
-            if bad_token or (token is None and (repo.private or pushing)):
+            if bad_token or (token is None and (repo is None or repo.private or pushing)):
                 status = 401
-            elif token is not None and repo not in self._token_repos(token):
-                status = 404 if repo.private else 403
+            elif token is not None and (repo is None or repo not in self._token_repos(token)):
+                status = 404 if repo is None or repo.private else 403
             elif (
                 token is not None
                 and pushing
@@ -3351,11 +3462,15 @@ class FakeGitHub:
                     headers=challenge if status == 401 else {},
                     media_type="text/plain",
                 )
+            assert repo is not None
             before = repo.git.branches() if pushing and request.method == "POST" else {}
             actor = self._require_app().bot.login if token else "anonymous"
+            # The bare repository stays where it was created, whatever the repository's name.
+            project_root = self.data_dir / "git"
+            path_info = "/" + repo.git.path.relative_to(project_root).as_posix() + rest
         status, cgi_headers, payload = git_http_backend(
-            self.data_dir / "git",
-            path_info=f"/{full}.git{rest}",
+            project_root,
+            path_info=path_info,
             method=request.method,
             query=query,
             headers=headers,

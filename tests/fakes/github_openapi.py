@@ -127,6 +127,8 @@ SENT_WEBHOOKS: tuple[str, ...] = (
     "pull-request-review-comment-edited",
     "pull-request-review-thread-resolved",
     "pull-request-review-thread-unresolved",
+    "repository-renamed",
+    "repository-transferred",
 )
 
 # Path parameters that may contain slashes (file paths, git refs, "base...head").

@@ -26,6 +26,16 @@ from workers.celery_app import make_celery
 pytestmark = pytest.mark.slow
 
 REPO = "octo-org/shop"
+LEGACY = "octo-org/legacy"  # renamed by its own test
+# Patterns no other test here gives feedback on, so what the renamed repo learned decides.
+LEGACY_CODE = """\
+def check(value, flag):
+    if value == None:
+        return 0
+    if flag == True:
+        return 1
+    return 2
+"""
 APP_ID = 4343
 LLM_KEY = "sk-test-llm-key-do-not-leak-123456"
 BOT = "kaizen[bot]"
@@ -95,6 +105,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             },
             installation_id=installation,
         )
+        fake.add_repo(
+            LEGACY,
+            files={
+                "README.md": "# legacy\n",
+                ".github/kaizen.yml": "review:\n  min_severity: info\n",
+            },
+            installation_id=installation,
+        )
         fake.add_user("alice")
         fake.add_collaborator(REPO, "alice", "write")
         port = free_port()
@@ -124,12 +142,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             yield Stack(fake, llm, redis_url, data_dir, worker_log, publisher)
 
 
-def kaizen_reviews(fake: FakeGitHub, number: int) -> list[dict[str, Any]]:
-    return [r for r in fake.reviews(REPO, number) if r["user"]["login"] == BOT]
+def kaizen_reviews(fake: FakeGitHub, number: int, repo: str = REPO) -> list[dict[str, Any]]:
+    return [r for r in fake.reviews(repo, number) if r["user"]["login"] == BOT]
 
 
-def kaizen_comments(fake: FakeGitHub, number: int) -> list[dict[str, Any]]:
-    return [c for c in fake.review_comments(REPO, number) if c["user"]["login"] == BOT]
+def kaizen_comments(fake: FakeGitHub, number: int, repo: str = REPO) -> list[dict[str, Any]]:
+    return [c for c in fake.review_comments(repo, number) if c["user"]["login"] == BOT]
 
 
 def pattern_of(comment: dict[str, Any]) -> str:
@@ -138,8 +156,8 @@ def pattern_of(comment: dict[str, Any]) -> str:
     return match.group(1)
 
 
-def wait_review(stack: Stack, number: int, count: int = 1) -> None:
-    stack.fake.wait_for(lambda: len(kaizen_reviews(stack.fake, number)) >= count, timeout=90)
+def wait_review(stack: Stack, number: int, count: int = 1, repo: str = REPO) -> None:
+    stack.fake.wait_for(lambda: len(kaizen_reviews(stack.fake, number, repo)) >= count, timeout=90)
 
 
 def completed_check(stack: Stack, head: str) -> dict[str, Any]:
@@ -153,10 +171,10 @@ def completed_check(stack: Stack, head: str) -> dict[str, Any]:
     return next(r for r in stack.fake.check_runs(REPO, head) if r["status"] == "completed")
 
 
-def scores(stack: Stack, pattern: str) -> tuple[float, float]:
+def scores(stack: Stack, pattern: str, repo: str = REPO) -> tuple[float, float]:
     store = RedisScoreStore(stack.redis_url, 30.0)
     try:
-        return store.counts(REPO, pattern, time.time())
+        return store.counts(repo, pattern, time.time())
     finally:
         store.close()
 
@@ -445,3 +463,40 @@ def test_mute_and_report_commands_work_end_to_end(stack: Stack) -> None:
     fake.wait_for(
         lambda: any("Unmuted `ruff:E722`" in b for b in issue_replies(fake, number)), timeout=60
     )
+
+
+def test_a_renamed_repo_keeps_what_it_learned_and_its_old_comments_still_count(
+    stack: Stack,
+) -> None:
+    fake, new = stack.fake, "octo-org/legacy-v2"
+    pr = fake.open_pull_request(
+        LEGACY, head="legacy-1", changes={"legacy/util.py": LEGACY_CODE}, title="Util", user="alice"
+    )
+    wait_review(stack, pr["number"], repo=LEGACY)
+    by_pattern = {pattern_of(c): c for c in kaizen_comments(fake, pr["number"], LEGACY)}
+    assert {"ruff:E711", "ruff:E712"} <= by_pattern.keys()
+    fake.add_reaction("review_comment", LEGACY, by_pattern["ruff:E711"]["id"], "-1", user="alice")
+    stack.publisher.send_task("kaizen.poll_reactions", queue="feedback")
+    fake.wait_for(lambda: scores(stack, "ruff:E711", LEGACY)[1] > 0, timeout=60)
+    learned = scores(stack, "ruff:E711", LEGACY)
+
+    fake.rename_repo(LEGACY, "legacy-v2", user="alice")  # GitHub sends repository.renamed
+    fake.wait_for(lambda: scores(stack, "ruff:E711", new)[1] > 0, timeout=60)
+    assert scores(stack, "ruff:E711", new) == pytest.approx(learned, rel=1e-6)
+    assert scores(stack, "ruff:E711", LEGACY) == (0.0, 0.0)
+
+    # A reaction on a comment posted before the rename reaches the same experience, through
+    # the watched PR that moved with the repo, and counts under the new name.
+    fake.add_reaction("review_comment", new, by_pattern["ruff:E712"]["id"], "+1", user="alice")
+    stack.publisher.send_task("kaizen.poll_reactions", queue="feedback")
+    fake.wait_for(lambda: scores(stack, "ruff:E712", new)[0] > 0, timeout=60)
+    assert scores(stack, "ruff:E712", LEGACY) == (0.0, 0.0)
+
+    # The next PR on the renamed repo follows what was learned under the old name.
+    pr2 = fake.open_pull_request(
+        new, head="legacy-2", changes={"legacy/more.py": LEGACY_CODE}, title="More", user="alice"
+    )
+    wait_review(stack, pr2["number"], repo=new)
+    found = {pattern_of(c) for c in kaizen_comments(fake, pr2["number"], new)}
+    assert "ruff:E712" in found
+    assert "ruff:E711" not in found

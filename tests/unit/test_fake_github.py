@@ -802,3 +802,132 @@ def test_bot_opens_a_fix_pull_request_and_reports_a_check_run(world: World) -> N
     assert (listed.status, listed.conclusion) == ("completed", "success")
     assert listed.pull_requests[0].number == pull.number
     assert gh.check_runs(REPO, head)[0]["output"]["summary"] == "3 findings"
+
+
+# --------------------------------------------------------------------------- rename, transfer
+
+
+def test_rename_sends_repository_renamed(world: World, receiver: Receiver) -> None:
+    gh = world.gh
+    gh.set_webhook(receiver.url, SECRET)
+    before = httpx.get(f"{gh.base_url}/repos/{REPO}").json()
+    renamed = gh.rename_repo(REPO, "store", user="alice")
+    assert (renamed["id"], renamed["full_name"]) == (before["id"], "acme/store")
+    gh.wait_for_webhooks()
+    [payload] = receiver.payloads("repository")
+    assert payload["action"] == "renamed"
+    assert payload["repository"]["full_name"] == "acme/store"
+    assert payload["repository"]["id"] == before["id"]
+    assert payload["changes"] == {"repository": {"name": {"from": "shop"}}}
+    assert payload["installation"]["id"] == world.installation_id
+    assert payload["sender"]["login"] == "alice"
+    assert gh.contract_errors == []
+
+
+def test_renamed_repo_is_served_under_its_new_name_only(world: World, receiver: Receiver) -> None:
+    gh = world.gh
+    pr, comment = app_review_comment(world, receiver)
+    gh.add_issue_comment(REPO, pr["number"], "looks good", user="alice")
+    token = gh.create_installation_token(world.installation_id)
+    jwt_headers = {"Authorization": f"Bearer {app_jwt(world.pem)}"}
+    scoped = httpx.post(
+        f"{gh.base_url}/app/installations/{world.installation_id}/access_tokens",
+        headers=jwt_headers,
+        json={"repositories": ["shop"]},
+    ).json()["token"]
+    gh.rename_repo(REPO, "store", user="alice")
+    for value in (token, scoped):  # tokens made before the rename keep working
+        repo = client(gh, value).get_repo("acme/store")
+        assert repo.full_name == "acme/store"
+        pull = repo.get_pull(pr["number"])
+        assert pull.base.repo.full_name == "acme/store"
+        assert [f.filename for f in pull.get_files()] == ["app.py", "new.py"]
+        assert [c.id for c in pull.get_review_comments()] == [comment["id"]]
+        assert [c.body for c in repo.get_issue(pr["number"]).get_comments()] == ["looks good"]
+    repo = client(gh, token).get_repo("acme/store")
+    repo.get_issue(pr["number"]).create_comment("after the rename")
+    bodies = [c["body"] for c in gh.issue_comments("acme/store", pr["number"])]
+    assert bodies == ["looks good", "after the rename"]
+    assert gh.review_comments("acme/store", pr["number"])[0]["id"] == comment["id"]
+    for path in ("", f"/pulls/{pr['number']}", f"/issues/{pr['number']}/comments"):
+        old = httpx.get(f"{gh.base_url}/repos/{REPO}{path}", headers=token_headers(token))
+        assert old.status_code == 404  # GitHub answers 301 here; the fake does not redirect
+    with pytest.raises(KeyError):
+        gh.issue(REPO, pr["number"])
+    assert gh.contract_errors == []
+
+
+def test_renamed_repo_is_cloned_under_its_new_name_and_frees_the_old(world: World) -> None:
+    gh = world.gh
+    token = gh.create_installation_token(world.installation_id)
+    main_sha = gh.branch_sha(REPO, "main")
+    gh.rename_repo(REPO, "store", user="alice")
+    auth = f"http.extraHeader=Authorization: Bearer {token}"
+    listed = _git("-c", auth, "ls-remote", f"{gh.web_url}/acme/store.git", "refs/heads/main")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split()[0] == main_sha
+    gone = _git("-c", auth, "ls-remote", f"{gh.web_url}/{REPO}.git")
+    assert gone.returncode != 0 and "not found" in gone.stderr
+    gh.add_repo(REPO, files={"other.py": "y = 2\n"})  # a new repository, with its own git
+    assert gh.file_content(REPO, "other.py") == "y = 2\n"
+    assert gh.file_content("acme/store", "other.py") is None
+    assert gh.branch_sha("acme/store", "main") == main_sha
+    assert gh.contract_errors == []
+
+
+def test_transfer_from_an_organization_sends_repository_transferred(
+    world: World, receiver: Receiver
+) -> None:
+    gh = world.gh
+    gh.set_webhook(receiver.url, SECRET)
+    new_inst = gh.add_installation("globex", repos=[])
+    gh.open_issue(REPO, title="Bug", user="alice")
+    moved = gh.transfer_repo(REPO, "globex", user="acme")
+    assert moved["full_name"] == "globex/shop"
+    gh.wait_for_webhooks()
+    [payload] = receiver.payloads("repository")
+    assert payload["action"] == "transferred"
+    assert payload["repository"]["full_name"] == "globex/shop"
+    assert payload["changes"]["owner"]["from"]["organization"]["login"] == "acme"
+    assert payload["installation"]["id"] == new_inst
+    assert payload["organization"]["login"] == "globex"
+    old_token = gh.create_installation_token(world.installation_id)
+    new_token = gh.create_installation_token(new_inst)
+    url = f"{gh.base_url}/repos/globex/shop/issues/1"
+    assert httpx.get(url, headers=token_headers(old_token)).status_code == 404
+    assert httpx.get(url, headers=token_headers(new_token)).json()["title"] == "Bug"
+    assert gh.contract_errors == []
+
+
+def test_transfer_from_a_user_names_the_user(
+    tmp_path: Path, app_pem: str, receiver: Receiver
+) -> None:
+    with running_fake_github(tmp_path) as gh:
+        gh.register_app(app_id=APP_ID, slug=SLUG, private_key_pem=app_pem)
+        gh.set_webhook(receiver.url, SECRET)
+        gh.add_user("bob")
+        gh.add_repo("bob/tool")
+        inst = gh.add_installation("globex")  # all repositories: covers it at once
+        gh.transfer_repo("bob/tool", "globex", user="bob")
+        gh.wait_for_webhooks()
+        [payload] = receiver.payloads("repository")
+        assert payload["changes"]["owner"]["from"]["user"]["login"] == "bob"
+        assert payload["installation"]["id"] == inst
+        assert gh.contract_errors == []
+        [repo] = httpx.get(
+            f"{gh.base_url}/installation/repositories",
+            headers=token_headers(gh.create_installation_token(inst)),
+        ).json()["repositories"]
+        assert repo["full_name"] == "globex/tool"
+
+
+def test_rename_onto_an_existing_name_is_refused(world: World) -> None:
+    gh = world.gh
+    gh.add_repo("acme/store")
+    with pytest.raises(ValueError, match="exists"):
+        gh.rename_repo(REPO, "store", user="alice")
+    with pytest.raises(ValueError, match="already called"):
+        gh.rename_repo(REPO, "shop", user="alice")
+    assert httpx.get(f"{gh.base_url}/repos/{REPO}").json()["full_name"] == REPO
+    assert gh.file_content("acme/store", "app.py") is None  # untouched
+    assert [d for d in gh.deliveries if d["event"] == "repository"] == []
