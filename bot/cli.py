@@ -15,16 +15,19 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from memory.service import Memory
+
 EXIT_CONFIG = 2
+T = TypeVar("T")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -245,18 +248,26 @@ def _memory_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _memory_rebuild(args: argparse.Namespace) -> int:
+def _on_memory(command: str, action: Callable[[Memory], T]) -> T | None:
+    """Run ``action`` on the configured memory, closed afterwards; an experience store that
+    cannot be opened (embedded Qdrant held by a running worker) is a one-line error."""
     from bot.memory_setup import build_memory
     from memory.experiences import ExperienceStoreError
 
     memory = build_memory(load_settings())
     try:
-        report = memory.rebuild()
+        return action(memory)
     except ExperienceStoreError as exc:
-        print(f"kaizen memory rebuild: {exc}", file=sys.stderr)
-        return 1
+        print(f"kaizen {command}: {exc}", file=sys.stderr)
+        return None
     finally:
         memory.close()
+
+
+def _memory_rebuild(args: argparse.Namespace) -> int:
+    report = _on_memory("memory rebuild", lambda memory: memory.rebuild())
+    if report is None:
+        return 1
     print(
         f"rebuilt {report.patterns} patterns from {report.signals} signals; "
         + ("scores unchanged" if report.unchanged else "scores differed and were replaced")
@@ -268,8 +279,6 @@ def _memory_rebuild(args: argparse.Namespace) -> int:
 
 def _memory_move(args: argparse.Namespace) -> int:
     """For moves Kaizen did not hear of (it was down, or not subscribed to the event)."""
-    from bot.memory_setup import build_memory
-    from memory.experiences import ExperienceStoreError
     from memory.scores import validate_repo
 
     try:
@@ -277,14 +286,9 @@ def _memory_move(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"kaizen memory move: {exc}", file=sys.stderr)
         return 2
-    memory = build_memory(load_settings())
-    try:
-        report = memory.move_repo(old, new)
-    except ExperienceStoreError as exc:
-        print(f"kaizen memory move: {exc}", file=sys.stderr)
+    report = _on_memory("memory move", lambda memory: memory.move_repo(old, new))
+    if report is None:
         return 1
-    finally:
-        memory.close()
     print(
         f"moved {old} -> {new}: {report.experiences} experiences, {report.patterns} patterns,"
         f" {report.archived_signals} archived signals, {report.events} report events,"

@@ -124,20 +124,13 @@ class SqliteActivityLog:
 
         Event ids are the primary key across all repositories, so an event is under one
         name only and re-labelling cannot collide with events already under ``new``: one
-        UPDATE merges them. Ids are left as they are, because they are what makes a
-        retried task's second write of the same event a no-op.
+        UPDATE (atomic on its own) merges them. Ids are left as they are, because they are
+        what makes a retried task's second write of the same event a no-op.
         """
         if old == new:
             return 0
         with self._db() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                moved = db.execute("UPDATE events SET repo = ? WHERE repo = ?", (new, old))
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            return moved.rowcount
+            return db.execute("UPDATE events SET repo = ? WHERE repo = ?", (new, old)).rowcount
 
 
 class RedisActivityLog:

@@ -90,17 +90,9 @@ class SignalArchive:
     def move_repo(self, old: str, new: str) -> int:
         if old == new:
             return 0
-        conn = self._db.conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            moved = conn.execute(
-                "UPDATE archived_signals SET repo = ? WHERE repo = ?", (new, old)
-            ).rowcount
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return int(moved)
+        # one statement: atomic in autocommit
+        sql = "UPDATE archived_signals SET repo = ? WHERE repo = ?"
+        return int(self._db.conn().execute(sql, (new, old)).rowcount)
 
 
 class RedisSignalArchive:

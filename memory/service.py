@@ -360,9 +360,11 @@ class Memory:
         renamed and transferred events, or ``kaizen memory move``).
 
         Experiences first, then what is derived from them, each step idempotent: a failure
-        (Qdrant down) raises, and running the move again finishes it. Signals arriving
-        meanwhile are safe either way: a signal counts under its experience's repo, and a
-        score landing under the old name is carried by the re-run.
+        (Qdrant down) raises, and running the move again finishes it. A signal counts under
+        its experience's repo, so one applied after the move lands under the new name; only
+        one whose experience was read just before the re-labelling and whose score lands
+        just after the scores moved is left under the old name, and running the move again
+        carries it over.
         """
         old, new = validate_repo(old), validate_repo(new)
         if old == new:

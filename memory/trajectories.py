@@ -255,14 +255,8 @@ class TrajectoryStore:
         """
         if old == new:
             return 0
-        with closing(self._connect()) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                cur = conn.execute("UPDATE transitions SET repo = ? WHERE repo = ?", (new, old))
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with closing(self._connect()) as conn:  # one statement: atomic in autocommit
+            cur = conn.execute("UPDATE transitions SET repo = ? WHERE repo = ?", (new, old))
             return cur.rowcount
 
     # -- reading -------------------------------------------------------------------------

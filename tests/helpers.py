@@ -8,9 +8,12 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.webhook import sign
+
+if TYPE_CHECKING:
+    import pytest  # benches import these helpers without pytest installed
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WEBHOOKS = FIXTURES / "webhooks"
@@ -69,3 +72,16 @@ def assert_same_recent_sums(actual: RecentSums, expected: RecentSums) -> None:
     assert actual.keys() == expected.keys()
     for key, (ra, rb, last) in expected.items():
         assert actual[key] == (pytest.approx(ra, rel=1e-12), pytest.approx(rb, rel=1e-12), last)
+
+
+T = TypeVar("T")
+
+
+def sqlite_or_redis(
+    kind: str, request: pytest.FixtureRequest, sqlite: Callable[[], T], redis: Callable[[str], T]
+) -> T:
+    """The store a test parametrised over both backends asked for (``kind`` ends in
+    "sqlite" or "redis"): every local store has a Redis twin for many machines."""
+    if kind.endswith("sqlite"):
+        return sqlite()
+    return redis(request.getfixturevalue("redis_url"))

@@ -488,9 +488,9 @@ def repository_moved(self: Task, delivery: Delivery) -> dict[str, Any]:
             report = ctx.memory.move_repo(
                 old, new, installation_id=int(installation) if installation else None
             )
-        except Exception as exc:  # Qdrant down or locked: every step is idempotent
+            watched = ctx.review_state.move_repo(old, new)
+        except Exception as exc:  # Qdrant or Redis down: every step is idempotent
             raise self.retry(countdown=30, max_retries=40, exc=exc) from exc
-        watched = ctx.review_state.move_repo(old, new)
         log.info("memory moved from %s to %s", old, new)
     return {"status": "moved", **asdict(report), "watched": watched}
 

@@ -15,6 +15,7 @@ from memory.activity import ActivityLog, Event, RedisActivityLog, SqliteActivity
 from memory.archive import ArchiveStore, RedisSignalArchive, SignalArchive
 from memory.trajectories import TrajectoryStore, Transition
 from memory.types import Experience
+from tests.helpers import sqlite_or_redis
 from workers.review.state import RedisReviewState, ReviewState, SqliteReviewState
 
 OLD = "acme/shop"
@@ -25,18 +26,32 @@ OTHER = "acme/shop-api"  # starts like OLD: must not move with it
 Seeded = tuple[Callable[[str, str], int], Callable[[], Any]]
 
 
+def activity_log(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> ActivityLog:
+    return sqlite_or_redis(
+        kind, request, lambda: SqliteActivityLog(tmp_path / "activity.sqlite3"), RedisActivityLog
+    )
+
+
+def review_state(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> ReviewState:
+    return sqlite_or_redis(
+        kind, request, lambda: SqliteReviewState(tmp_path / "state.sqlite3"), RedisReviewState
+    )
+
+
+def archive_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> ArchiveStore:
+    return sqlite_or_redis(
+        kind, request, lambda: SignalArchive(tmp_path / "archive.sqlite3"), RedisSignalArchive
+    )
+
+
 @pytest.fixture(params=["sqlite", "redis"])
 def activity(request: pytest.FixtureRequest, tmp_path: Path) -> ActivityLog:
-    if request.param == "sqlite":
-        return SqliteActivityLog(tmp_path / "activity.sqlite3")
-    return RedisActivityLog(request.getfixturevalue("redis_url"))
+    return activity_log(request.param, request, tmp_path)
 
 
 @pytest.fixture(params=["sqlite", "redis"])
 def state(request: pytest.FixtureRequest, tmp_path: Path) -> ReviewState:
-    if request.param == "sqlite":
-        return SqliteReviewState(tmp_path / "state.sqlite3")
-    return RedisReviewState(request.getfixturevalue("redis_url"))
+    return review_state(request.param, request, tmp_path)
 
 
 @pytest.fixture
@@ -171,12 +186,6 @@ def test_a_pr_already_watched_under_the_new_name_is_kept(state: ReviewState) -> 
 # -- every store -------------------------------------------------------------------------
 
 
-def archive_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> ArchiveStore:
-    if kind.endswith("sqlite"):
-        return SignalArchive(tmp_path / "archive.sqlite3")
-    return RedisSignalArchive(request.getfixturevalue("redis_url"))
-
-
 def archived(sid: str, repo: str) -> Experience:
     signal = {"id": sid, "kind": "thumbs_down", "alpha": 0.0, "beta": 1.0, "at": 5.0}
     return Experience(
@@ -224,11 +233,7 @@ def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> Seeded:
         archive.archive([archived(f"s{i}", repo) for i, repo in enumerate(repos)])
         return archive.move_repo, lambda: list(archive.iter_signals())
     if kind.startswith("activity"):
-        log: ActivityLog = (
-            SqliteActivityLog(tmp_path / "activity.sqlite3")
-            if kind.endswith("sqlite")
-            else RedisActivityLog(request.getfixturevalue("redis_url"))
-        )
+        log = activity_log(kind, request, tmp_path)
         for i, repo in enumerate(repos):
             log.add(event(f"e{i}", repo, float(i)))
         return log.move_repo, lambda: (log.repos(), log.events())
@@ -237,11 +242,7 @@ def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> Seeded:
         for i, repo in enumerate(repos):
             store.record(transition(f"t{i}", repo, float(i)))
         return store.move_repo, lambda: list(store.iter_transitions())
-    st: ReviewState = (
-        SqliteReviewState(tmp_path / "state.sqlite3")
-        if kind.endswith("sqlite")
-        else RedisReviewState(request.getfixturevalue("redis_url"))
-    )
+    st = review_state(kind, request, tmp_path)
     for i, repo in enumerate(repos):
         st.watch(repo, i, 1, float(i))
     return st.move_repo, st.watched

@@ -17,7 +17,7 @@ from memory.scores import RedisScoreStore
 from memory.service import Memory, default_paths
 from memory.trajectories import TrajectoryStore
 from memory.types import Experience, Kind, Signal
-from tests.helpers import free_port
+from tests.helpers import free_port, sqlite_or_redis
 
 REPO = "octo-org/app"
 
@@ -41,16 +41,22 @@ def experience(fp: str, *signals: tuple[str, float, float, float]) -> Experience
 
 @pytest.fixture(params=["sqlite", "redis"])
 def pending(request: pytest.FixtureRequest, tmp_path: Path) -> PendingStore:
-    if request.param == "sqlite":
-        return PendingSignals(tmp_path / "pending.sqlite3")
-    return RedisPendingSignals(request.getfixturevalue("redis_url"))
+    return sqlite_or_redis(
+        request.param,
+        request,
+        lambda: PendingSignals(tmp_path / "pending.sqlite3"),
+        RedisPendingSignals,
+    )
 
 
 @pytest.fixture(params=["sqlite", "redis"])
 def archive(request: pytest.FixtureRequest, tmp_path: Path) -> ArchiveStore:
-    if request.param == "sqlite":
-        return SignalArchive(tmp_path / "archive.sqlite3")
-    return RedisSignalArchive(request.getfixturevalue("redis_url"))
+    return sqlite_or_redis(
+        request.param,
+        request,
+        lambda: SignalArchive(tmp_path / "archive.sqlite3"),
+        RedisSignalArchive,
+    )
 
 
 def test_parked_signals_come_back_oldest_first_and_once_each(pending: PendingStore) -> None:
