@@ -1,8 +1,9 @@
 """Answering comment commands: what to say, decided without I/O.
 
 The task fetches the commenter's permission only if a privileged verb needs it, then posts
-the one reply this module composes. Verbs whose feature has not shipped yet get an honest
-"not available yet" instead of silence or a pretend answer.
+the one reply this module composes. Verbs answered from memory (``report``, ``patterns``,
+``mute``, ``unmute``) come in as ``actions`` from the task; a caller without them gets an
+honest "cannot be answered here" instead of silence or a pretend answer.
 """
 
 from __future__ import annotations
@@ -12,11 +13,6 @@ from dataclasses import dataclass
 
 from bot.commands import PRIVILEGED_VERBS, Command, has_write_access, help_text
 from bot.github import Permission
-
-# Verbs that work end to end in this version; the rest are queued but not yet built.
-AVAILABLE_VERBS = frozenset(
-    {"help", "review", "good", "bad", "fix", "cancel", "report", "patterns", "mute", "unmute"}
-)
 
 _FEATURE = {
     "report": "Reports",
@@ -97,8 +93,8 @@ def compose_reply(
         else:
             feature = _FEATURE.get(command.verb, f"`{command.verb}`")
             parts.append(
-                f"`{_shown(command)}`: {feature} is not available yet in this version of Kaizen. "
-                "Your request was received and nothing was changed."
+                f"`{_shown(command)}`: {feature} cannot be answered here: this Kaizen has no "
+                "memory to answer from. Your request was received and nothing was changed."
             )
     if not parts:
         return None

@@ -58,7 +58,7 @@ def test_privileged_verbs_refused_without_write_access(verb: str) -> None:
 def test_privileged_verbs_allowed_with_write_access(level: str, role: str | None) -> None:
     body, refused, _ = reply("/kaizen mute ruff:E501", perm(level, role))
     assert not refused
-    assert "not available yet" in body
+    assert "cannot be answered here" in body
 
 
 def test_fix_on_an_issue_needs_no_reply_the_fix_answers() -> None:
@@ -88,9 +88,9 @@ def test_unknown_verb_gets_help() -> None:
     assert "frobnicate" in body and "/kaizen fix" in body and not refused
 
 
-def test_not_yet_available_verbs_say_so_honestly() -> None:
+def test_memory_verbs_without_memory_say_so_honestly() -> None:
     body, _, _ = reply("/kaizen report")
-    assert "`/kaizen report`: Reports is not available yet" in body
+    assert "`/kaizen report`: Reports cannot be answered here" in body
 
 
 def test_review_on_a_pull_request_needs_no_reply_the_review_answers() -> None:
