@@ -485,10 +485,9 @@ def repository_moved(self: Task, delivery: Delivery) -> dict[str, Any]:
             return {"status": "ignored", "reason": str(exc)}
         installation = delivery.get("installation_id") if action == "transferred" else None
         try:
-            report = ctx.memory.move_repo(
-                old, new, installation_id=int(installation) if installation else None
-            )
-            watched = ctx.review_state.move_repo(old, new)
+            into = int(installation) if installation else None
+            report = ctx.memory.move_repo(old, new, installation_id=into)
+            watched = ctx.review_state.move_repo(old, new, installation_id=into)
         except Exception as exc:  # Qdrant or Redis down: every step is idempotent
             raise self.retry(countdown=30, max_retries=40, exc=exc) from exc
         log.info("memory moved from %s to %s", old, new)

@@ -364,3 +364,48 @@ def test_the_worker_task_moves_memory_when_github_says_renamed(
     assert back.scores.counts(new, "ruff:B006", time.time())[0] == pytest.approx(1.0, abs=1e-6)
     assert back.experiences.get(exp_id).repo == new  # type: ignore[union-attr]
     back.close()
+
+
+def test_a_transfer_into_another_installation_follows_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    from bot.settings import Settings
+    from tests.helpers import load_webhook
+    from workers.celery_app import make_celery
+    from workers.context import close_contexts, context_for
+
+    payload = load_webhook("crafted-repository.transferred.json")
+    old, new, into = "octocat/hello-world", "github/hello-world", payload["installation"]["id"]
+    seeded = build(tmp_path, embedder)
+    exp_id = seeded.record_experience(
+        Experience(
+            kind=Kind.COMMENT,
+            repo=old,
+            pattern="ruff:B006",
+            fingerprint="t",
+            text="x",
+            installation_id=into + 100,
+        )
+    )
+    seeded.close()
+    settings = Settings(data_dir=tmp_path, qdrant_path=tmp_path / "qdrant")
+    app = make_celery(settings)
+    import workers.tasks  # noqa: F401 - registers the tasks with the app
+
+    context_for(settings).review_state.watch(old, 5, into + 100, time.time())
+    delivery = {
+        "id": "d-2",
+        "event": "repository",
+        "action": "transferred",
+        "installation_id": into,
+        "repo": new,
+        "payload": payload,
+    }
+    result = app.tasks["kaizen.repository_moved"].apply(args=[delivery]).get()
+    assert (result["old"], result["experiences"], result["watched"]) == (old, 1, 1)
+    [watched] = context_for(settings).review_state.watched()
+    assert (watched["repo"], watched["installation_id"]) == (new, into)
+    moved = context_for(settings).memory.experiences.get(exp_id)
+    assert moved is not None
+    assert (moved.repo, moved.org, moved.installation_id) == (new, "github", into)
+    close_contexts()

@@ -170,6 +170,14 @@ def test_watched_prs_are_rekeyed_under_the_new_name(state: ReviewState) -> None:
     assert [(w["repo"], w["number"]) for w in state.watched()] == [(NEW, 7), (OTHER, 7)]
 
 
+def test_a_transfer_into_another_installation_polls_with_that_one(state: ReviewState) -> None:
+    state.watch(OLD, 7, 11, 100.0)
+
+    assert state.move_repo(OLD, NEW, installation_id=33) == 1
+
+    assert state.watched() == [{"repo": NEW, "number": 7, "installation_id": 33, "at": 100.0}]
+
+
 def test_a_pr_already_watched_under_the_new_name_is_kept(state: ReviewState) -> None:
     state.watch(OLD, 7, 11, 100.0)
     state.watch(OLD, 9, 11, 150.0)

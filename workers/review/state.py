@@ -43,10 +43,12 @@ class ReviewState(Protocol):
 
     def watched(self) -> list[dict[str, Any]]: ...
 
-    def move_repo(self, old: str, new: str) -> int:
+    def move_repo(self, old: str, new: str, *, installation_id: int | None = None) -> int:
         """Re-key the watched pull requests of ``old`` under ``new`` (a renamed or
         transferred repository), so reactions on them are still polled; returns how many
-        moved. Claims, heads and budgets are short-lived and are left to expire."""
+        moved. A transfer may land the repo in another installation (``installation_id``),
+        whose token the poller must then use. Claims, heads and budgets are short-lived
+        and are left to expire."""
         ...
 
     def remember(self, key: str, value: str, ttl_s: float) -> None: ...
@@ -117,7 +119,7 @@ class RedisReviewState:
         raw = self._redis.hgetall(self._k("watched"))
         return sorted((json.loads(v) for v in raw.values()), key=lambda w: -float(w["at"]))
 
-    def move_repo(self, old: str, new: str) -> int:
+    def move_repo(self, old: str, new: str, *, installation_id: int | None = None) -> int:
         """Polling a watched PR goes through its repo name, which GitHub only redirects
         for a while after a rename, so the entries must carry the new name.
 
@@ -141,6 +143,8 @@ class RedisReviewState:
                     for pr in gone:
                         entry = json.loads(fields[pr])
                         entry["repo"] = new
+                        if installation_id is not None:
+                            entry["installation_id"] = installation_id
                         key = f"{new}#{entry['number']}"
                         if key not in fields:
                             moved[key] = json.dumps(entry)
@@ -251,7 +255,7 @@ class SqliteReviewState:
             rows = db.execute("SELECT v FROM watched ORDER BY at DESC").fetchall()
         return [json.loads(r[0]) for r in rows]
 
-    def move_repo(self, old: str, new: str) -> int:
+    def move_repo(self, old: str, new: str, *, installation_id: int | None = None) -> int:
         """Polling a watched PR goes through its repo name, which GitHub only redirects
         for a while after a rename, so the entries must carry the new name. One
         transaction; a PR already watched under ``new`` was written under the current
@@ -266,6 +270,8 @@ class SqliteReviewState:
             for pr in _prs_of(fields, old):
                 entry = json.loads(fields[pr])
                 entry["repo"] = new
+                if installation_id is not None:
+                    entry["installation_id"] = installation_id
                 inserted = db.execute(
                     "INSERT OR IGNORE INTO watched (pr, v, at) VALUES (?, ?, ?)",
                     (f"{new}#{entry['number']}", json.dumps(entry), at[pr]),
