@@ -123,12 +123,14 @@ class RedisSignalArchive:
         return int(self._r.hlen(self._key))
 
     def move_repo(self, old: str, new: str) -> int:
+        if old == new:
+            return 0
         # Scanned, not scripted: the archive can be large and a script would block Redis.
         # A signal archived under the old name meanwhile is caught by the move's retry.
         changed = {}
         for sid, value in self._r.hscan_iter(self._key, count=1000):
             repo, *rest = json.loads(value)
-            if repo == old != new:
+            if repo == old:
                 changed[sid] = json.dumps([new, *rest])
         items = list(changed.items())
         for start in range(0, len(items), 1000):

@@ -602,6 +602,8 @@ class ExperienceStore:
         given, the installation), keeping their ids: comment markers on GitHub name them,
         and the repo/org filters of neighbour search and retention must find them under
         the new name. Idempotent; how many were re-labelled."""
+        if old == new:
+            return 0
         self._ensure()
         repo_filter = models.Filter(must=[_match("repo", old)])
         payload: dict[str, Any] = {"repo": new, "org": scopes_for(new)[1]}
@@ -609,14 +611,14 @@ class ExperienceStore:
             payload["installation_id"] = int(installation_id)
         with self._lock:
             moved = self._count(repo_filter)
-            if moved and old != new:
+            if moved:
                 self.client.set_payload(
                     self.collection,
                     payload=payload,
                     points=models.FilterSelector(filter=repo_filter),
                     wait=True,
                 )
-        return moved if old != new else 0
+        return moved
 
     # -- reading ---------------------------------------------------------------------------
 

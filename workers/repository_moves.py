@@ -10,13 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory.scores import validate_repo
+
 
 class NotAMove(ValueError):
     """The payload does not say where the repository came from."""
 
 
 def repository_move(action: str | None, payload: dict[str, Any]) -> tuple[str, str]:
-    """(old full name, new full name) of a renamed or transferred repository."""
+    """(old full name, new full name) of a renamed or transferred repository, both names
+    memory can keep (``ValueError`` otherwise, as ``NotAMove`` is one)."""
+    old, new = _names(action, payload)
+    return validate_repo(old), validate_repo(new)
+
+
+def _names(action: str | None, payload: dict[str, Any]) -> tuple[str, str]:
     repository = payload.get("repository") or {}
     new = repository.get("full_name")
     if not isinstance(new, str) or new.count("/") != 1:

@@ -31,7 +31,7 @@ from bot.metrics import Metrics, make_metrics
 from bot.repo_config import RepoConfig, load_repo_config
 from bot.report_markdown import render_markdown
 from memory.report import build_report
-from memory.scores import validate_pattern, validate_repo
+from memory.scores import validate_pattern
 from workers.celery_app import KaizenCelery
 from workers.command_handler import compose_reply
 from workers.context import WorkerContext, close_contexts, context_for
@@ -478,8 +478,6 @@ def repository_moved(self: Task, delivery: Delivery) -> dict[str, Any]:
         action = delivery.get("action")
         try:
             old, new = repository_move(action, delivery["payload"])
-            validate_repo(old)
-            validate_repo(new)
         except ValueError as exc:  # NotAMove, or a name memory cannot keep
             log.warning("repository.%s not understood: %s", action, exc)
             return {"status": "ignored", "reason": str(exc)}

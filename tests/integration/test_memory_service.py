@@ -49,8 +49,22 @@ def memory(tmp_path: Path, embedder: Embedder) -> Iterator[Memory]:
     mem.close()
 
 
-def comment(fp: str, pattern: str = "ruff:B006", text: str = "mutable default") -> Experience:
-    return Experience(kind=Kind.COMMENT, repo=REPO, pattern=pattern, fingerprint=fp, text=text)
+def comment(
+    fp: str,
+    pattern: str = "ruff:B006",
+    text: str = "mutable default",
+    *,
+    repo: str = REPO,
+    installation_id: int | None = None,
+) -> Experience:
+    return Experience(
+        kind=Kind.COMMENT,
+        repo=repo,
+        pattern=pattern,
+        fingerprint=fp,
+        text=text,
+        installation_id=installation_id,
+    )
 
 
 def signal(exp_id: str, sid: str, kind: str = "thumbs_up", pattern: str = "ruff:B006") -> Signal:
@@ -323,9 +337,7 @@ def test_the_worker_task_moves_memory_when_github_says_renamed(
 
     old, new = "github/hello-world-old", "github/hello-world"
     seeded = build(tmp_path, embedder)
-    exp_id = seeded.record_experience(
-        Experience(kind=Kind.COMMENT, repo=old, pattern="ruff:B006", fingerprint="w", text="x")
-    )
+    exp_id = seeded.record_experience(comment("w", text="x", repo=old))
     seeded.apply_signal(
         Signal(
             id="r:1",
@@ -377,16 +389,7 @@ def test_a_transfer_into_another_installation_follows_it(
     payload = load_webhook("crafted-repository.transferred.json")
     old, new, into = "octocat/hello-world", "github/hello-world", payload["installation"]["id"]
     seeded = build(tmp_path, embedder)
-    exp_id = seeded.record_experience(
-        Experience(
-            kind=Kind.COMMENT,
-            repo=old,
-            pattern="ruff:B006",
-            fingerprint="t",
-            text="x",
-            installation_id=into + 100,
-        )
-    )
+    exp_id = seeded.record_experience(comment("t", text="x", repo=old, installation_id=into + 100))
     seeded.close()
     settings = Settings(data_dir=tmp_path, qdrant_path=tmp_path / "qdrant")
     app = make_celery(settings)
