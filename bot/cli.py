@@ -110,6 +110,13 @@ def _parser() -> argparse.ArgumentParser:
     move.add_argument("old", help="the old full name, owner/name")
     move.add_argument("new", help="the new full name, owner/name")
     move.set_defaults(func=_memory_move)
+    forget = memory_sub.add_parser(
+        "forget",
+        help="erase everything learned about a repository (its code, signals and scores)",
+    )
+    forget.add_argument("repo", help="the repository's full name, owner/name")
+    forget.add_argument("--yes", action="store_true", help="really erase; it cannot be undone")
+    forget.set_defaults(func=_memory_forget)
 
     feedback = sub.add_parser("feedback", help="give feedback on a finding (local use)")
     feedback.add_argument("--finding", required=True, help="the finding's experience id")
@@ -293,6 +300,37 @@ def _memory_move(args: argparse.Namespace) -> int:
         f"moved {old} -> {new}: {report.experiences} experiences, {report.patterns} patterns,"
         f" {report.archived_signals} archived signals, {report.events} report events,"
         f" {report.transitions} LLM calls"
+    )
+    return 0
+
+
+def _memory_forget(args: argparse.Namespace) -> int:
+    """For erasure requests, and for repositories lost while Kaizen was not listening."""
+    from memory.scores import validate_repo
+    from workers.review.state import forget_watched, review_state
+
+    try:
+        repo = validate_repo(args.repo)
+    except ValueError as exc:
+        print(f"kaizen memory forget: {exc}", file=sys.stderr)
+        return 2
+    if not args.yes:
+        print(
+            f"kaizen memory forget: this erases everything Kaizen learned about {repo} and"
+            " cannot be undone; run it again with --yes",
+            file=sys.stderr,
+        )
+        return 2
+    report = _on_memory("memory forget", lambda memory: memory.forget_repo(repo))
+    if report is None:
+        return 1
+    settings = load_settings()
+    watched = forget_watched(review_state(settings.redis_url, settings.data_dir), repo)
+    print(
+        f"forgot {repo}: {report.experiences} experiences, {report.patterns} patterns,"
+        f" {report.archived_signals} archived and {report.pending_signals} parked signals,"
+        f" {report.events} report events, {report.transitions} LLM calls,"
+        f" {watched} watched pull requests"
     )
     return 0
 

@@ -73,6 +73,8 @@ def route(event: str, payload: dict[str, Any], *, app_slug: str) -> Decision:
     if event == "repository":
         if action in ("renamed", "transferred"):
             return Route("kaizen.repository_moved", "feedback")  # memory follows the repo
+        if action == "deleted":  # the App's reach shrank: forget, when configured to
+            return Route("kaizen.installation_changed", "feedback")
         return Ignore(f"repository.{action} is not used")
     return Ignore(f"{event} is not used")
 

@@ -107,6 +107,10 @@ class Settings(BaseSettings):
     embedding_model: str = "text-embedding-3-small"  # only for embedder=openai
     learning_half_life_days: float = Field(default=30.0, ge=7.0, le=3650.0)
     retention_per_repo: int = Field(default=20000, ge=100)
+    # Erase what was learned about a repository when the App loses it (repository deleted,
+    # removed from the installation, or the App uninstalled). Off: memory is kept, so an
+    # accidental uninstall loses nothing; `kaizen memory forget` erases on request.
+    forget_removed_repos: bool = False
 
     # Webhook intake.
     max_body_bytes: int = Field(default=25 * 1024 * 1024, gt=0)

@@ -52,6 +52,10 @@ class ActivityLog(Protocol):
         so the reports keep its history; returns how many events moved (0 when repeated)."""
         ...
 
+    def forget_repo(self, repo: str) -> int:
+        """Delete every event of ``repo``; how many went (0 when repeated)."""
+        ...
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -131,6 +135,10 @@ class SqliteActivityLog:
             return 0
         with self._db() as db:
             return db.execute("UPDATE events SET repo = ? WHERE repo = ?", (new, old)).rowcount
+
+    def forget_repo(self, repo: str) -> int:
+        with self._db() as db:
+            return db.execute("DELETE FROM events WHERE repo = ?", (repo,)).rowcount
 
 
 class RedisActivityLog:
@@ -228,6 +236,28 @@ class RedisActivityLog:
                     pipe.srem(repos_key, old)
                     pipe.execute()
                     return len(moved)
+                except redis_lib.WatchError:
+                    continue
+
+    def forget_repo(self, repo: str) -> int:
+        """Drop the repo's sorted set, its name and its events' ids (so nothing of it is
+        left), all or nothing: an event added meanwhile restarts the deletion."""
+        import redis as redis_lib
+
+        key = f"{self._prefix}:repo:{repo}"
+        with self._redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key)  # type: ignore[no-untyped-call]
+                    items: list[Any] = pipe.zrange(key, 0, -1)
+                    ids = [json.loads(item)["id"] for item in items]
+                    pipe.multi()
+                    pipe.delete(key)
+                    pipe.srem(f"{self._prefix}:repos", repo)
+                    if ids:
+                        pipe.srem(f"{self._prefix}:ids", *ids)
+                    pipe.execute()
+                    return len(ids)
                 except redis_lib.WatchError:
                     continue
 

@@ -53,6 +53,10 @@ class ArchiveStore(Protocol):
         counts them where the live scores now keep them; how many were re-labelled."""
         ...
 
+    def forget_repo(self, repo: str) -> int:
+        """Delete a forgotten repository's archived signals; how many went."""
+        ...
+
 
 class SignalArchive:
     """On one machine: SQLite under the data dir."""
@@ -93,6 +97,10 @@ class SignalArchive:
         # one statement: atomic in autocommit
         sql = "UPDATE archived_signals SET repo = ? WHERE repo = ?"
         return int(self._db.conn().execute(sql, (new, old)).rowcount)
+
+    def forget_repo(self, repo: str) -> int:
+        sql = "DELETE FROM archived_signals WHERE repo = ?"
+        return int(self._db.conn().execute(sql, (repo,)).rowcount)
 
 
 class RedisSignalArchive:
@@ -136,6 +144,17 @@ class RedisSignalArchive:
         for start in range(0, len(items), 1000):
             self._r.hset(self._key, mapping=dict(items[start : start + 1000]))
         return len(changed)
+
+    def forget_repo(self, repo: str) -> int:
+        # Scanned, as a move is; one archived meanwhile is caught by the forget's retry.
+        gone = [
+            sid
+            for sid, value in self._r.hscan_iter(self._key, count=1000)
+            if json.loads(value)[0] == repo
+        ]
+        for start in range(0, len(gone), 1000):
+            self._r.hdel(self._key, *gone[start : start + 1000])
+        return len(gone)
 
     def close(self) -> None:
         self._r.close()

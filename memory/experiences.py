@@ -620,6 +620,47 @@ class ExperienceStore:
                 )
         return moved
 
+    def forget_repo(
+        self, repo: str, *, on_delete: Callable[[list[Experience]], None] | None = None
+    ) -> int:
+        """Delete every experience of ``repo`` (what it said, its code and its signals), in
+        batches that ``on_delete`` sees first, as retention's do. Idempotent: a second call
+        finds nothing; a failure leaves the rest for the next call. How many went."""
+        self._ensure()
+        repo_filter = models.Filter(must=[_match("repo", repo)])
+        deleted = 0
+        with self._lock:
+            while True:
+                batch, _ = self.client.scroll(
+                    self.collection,
+                    scroll_filter=repo_filter,
+                    limit=1000,
+                    with_payload=on_delete is not None,
+                    with_vectors=False,
+                )
+                if not batch:
+                    return deleted
+                if on_delete is not None:
+                    on_delete([self._from_payload(r.payload or {}, r.id) for r in batch])
+                self.client.delete(
+                    self.collection, models.PointIdsList(points=[r.id for r in batch]), wait=True
+                )
+                deleted += len(batch)
+
+    def repos_of_installation(self, installation_id: int) -> list[str]:
+        """The repositories with experiences written under this installation, sorted (an
+        uninstalled App's payload may not list every repository it could see)."""
+        self._ensure()
+        with self._reading():
+            facet = self.client.facet(
+                self.collection,
+                "repo",
+                facet_filter=models.Filter(must=[_match("installation_id", int(installation_id))]),
+                limit=100_000,
+                exact=True,
+            )
+        return sorted(str(hit.value) for hit in facet.hits)
+
     # -- reading ---------------------------------------------------------------------------
 
     def get(self, id: str) -> Experience | None:

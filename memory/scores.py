@@ -51,7 +51,7 @@ import random
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -257,6 +257,18 @@ def _nothing_left(n: int, left: tuple[float, float], moved: tuple[float, float])
     )
 
 
+# Where a repository's rows go: (scope, +1 to add them or -1 to take them out), in order.
+Shift = list[tuple[str, int]]
+
+
+def _move_targets(new: str, orgs: tuple[str, str] | None) -> tuple[Shift, list[str]]:
+    """A move's targets and the scopes that may be left empty: the new name, and on a
+    transfer the new org (+1) and the old org (-1)."""
+    if orgs is None:
+        return [(new, 1)], []
+    return [(new, 1), (orgs[1], 1), (orgs[0], -1)], [orgs[0]]
+
+
 def decay_factor(now: float, half_life_s: float) -> float:
     """``2^(-(now - T0)/H)``: turns stored sums into evidence as of ``now``."""
     return math.pow(2.0, -_half_lives(now, half_life_s, "time"))
@@ -435,6 +447,14 @@ class ScoreStore(Protocol):
         how many patterns moved."""
         ...
 
+    def forget_repo(self, repo: str) -> int:
+        """Erase a repository's evidence, mutes and shadow log in one step, taking its
+        evidence out of its org and the global scope too, so the scores are what they
+        would be had the repository never been reviewed (a newest-signal time, being a
+        maximum, stays where it was, as after a retraction). Idempotent; returns how many
+        patterns the repository had."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -606,9 +626,17 @@ class _StoreBase:
         old_org, new_org = scopes_for(old)[1], scopes_for(new)[1]
         return self._move(old, new, None if old_org == new_org else (old_org, new_org))
 
+    def forget_repo(self, repo: str) -> int:
+        _, org, everyone = scopes_for(validate_repo(repo))
+        return self._forget(repo, (org, everyone))
+
     # Implemented by each store; arguments are already validated.
     def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
         """Move ``old``'s rows to ``new``; ``orgs`` (old org, new org) on a transfer."""
+        raise NotImplementedError
+
+    def _forget(self, repo: str, above: tuple[str, str]) -> int:
+        """Delete ``repo``'s rows, subtracting them from ``above`` (its org and global)."""
         raise NotImplementedError
 
     def _apply(
@@ -773,42 +801,48 @@ class InMemoryScoreStore(_StoreBase):
             log = self._shadow_log.get(repo, deque())
             return list(reversed(log))[:limit]
 
-    def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
-        with self._lock:
-            moved = sorted(
-                {p for s, p in self._sum if s == old}
-                | {p for s, p in self._recent if s == old}
-                | {p for s, p in self._tot if s == old}
-            )
-            for pattern in moved:
-                sums = self._sum.pop((old, pattern), None)
-                recent = self._recent.pop((old, pattern), None)
-                totals = self._tot.pop((old, pattern), None)
-                targets = [(new, 1)] if orgs is None else [(new, 1), (orgs[1], 1), (orgs[0], -1)]
-                for scope, sign in targets:
-                    key = (scope, pattern)
-                    if sums is not None:
-                        sa, sb = self._sum.get(key, (0.0, 0.0))
-                        self._sum[key] = (sa + sign * sums[0], sb + sign * sums[1])
-                    if recent is not None:
-                        qa, qb, last = self._recent.get(key, (0.0, 0.0, -math.inf))
-                        # the old org keeps its newest time, as after a retraction
-                        newest = max(last, recent[2]) if sign > 0 else last
-                        self._recent[key] = (qa + sign * recent[0], qb + sign * recent[1], newest)
-                    if totals is not None:
-                        u = self._tot.get(key, Totals())
-                        self._tot[key] = Totals(
-                            u.n + sign * totals.n,
-                            u.alpha + sign * totals.alpha,
-                            u.beta + sign * totals.beta,
-                        )
-                lost = (orgs[0], pattern) if orgs is not None else None
+    def _shift(self, source: str, targets: Shift, losing: Sequence[str]) -> list[str]:
+        """Add ``source``'s rows to each target scope with its sign and delete them; a
+        ``losing`` scope left with nothing of its own loses its rows. Caller holds the lock."""
+        moved = sorted(
+            {p for s, p in self._sum if s == source}
+            | {p for s, p in self._recent if s == source}
+            | {p for s, p in self._tot if s == source}
+        )
+        for pattern in moved:
+            sums = self._sum.pop((source, pattern), None)
+            recent = self._recent.pop((source, pattern), None)
+            totals = self._tot.pop((source, pattern), None)
+            for scope, sign in targets:
+                key = (scope, pattern)
+                if sums is not None:
+                    sa, sb = self._sum.get(key, (0.0, 0.0))
+                    self._sum[key] = (sa + sign * sums[0], sb + sign * sums[1])
+                if recent is not None:
+                    qa, qb, last = self._recent.get(key, (0.0, 0.0, -math.inf))
+                    # a scope that loses evidence keeps its newest time, as after a retraction
+                    newest = max(last, recent[2]) if sign > 0 else last
+                    self._recent[key] = (qa + sign * recent[0], qb + sign * recent[1], newest)
+                if totals is not None:
+                    u = self._tot.get(key, Totals())
+                    self._tot[key] = Totals(
+                        u.n + sign * totals.n,
+                        u.alpha + sign * totals.alpha,
+                        u.beta + sign * totals.beta,
+                    )
+            for scope in losing:
+                lost = (scope, pattern)
                 if lost in self._tot and _nothing_left(
                     self._tot[lost].n, self._sum.get(lost, (0.0, 0.0)), sums or (0.0, 0.0)
                 ):
                     self._sum.pop(lost, None)
                     self._recent.pop(lost, None)
                     self._tot.pop(lost, None)
+        return moved
+
+    def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
+        with self._lock:
+            moved = self._shift(old, *_move_targets(new, orgs))
             for (scope, pattern), mute in list(self._mute_map.items()):
                 if scope == old:
                     del self._mute_map[(scope, pattern)]
@@ -818,6 +852,14 @@ class InMemoryScoreStore(_StoreBase):
                 merged = sorted([*entries, *self._shadow_log.get(new, ())], key=lambda e: e.at)
                 self._shadow_log[new] = deque(merged, maxlen=SHADOW_KEEP)
             return len(moved)
+
+    def _forget(self, repo: str, above: tuple[str, str]) -> int:
+        with self._lock:
+            forgotten = self._shift(repo, [(scope, -1) for scope in above], above)
+            for scope, pattern in [k for k in self._mute_map if k[0] == repo]:
+                del self._mute_map[(scope, pattern)]
+            self._shadow_log.pop(repo, None)
+            return len(forgotten)
 
     def close(self) -> None:
         """Nothing to release; here so every store can be closed the same way."""
@@ -1050,54 +1092,71 @@ class SqliteScoreStore(_StoreBase):
             self._stale_tag = None
 
     def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
+        def move(conn: sqlite3.Connection) -> int:
+            moved = self._shift_rows(conn, old, *_move_targets(new, orgs))
+            conn.execute(
+                "INSERT OR IGNORE INTO mutes (scope, pattern, by, at)"
+                " SELECT ?, pattern, by, at FROM mutes WHERE scope = ?",
+                (new, old),
+            )
+            conn.execute("DELETE FROM mutes WHERE scope = ?", (old,))
+            conn.execute("UPDATE shadow SET repo = ? WHERE repo = ?", (new, old))
+            conn.execute(_SQL_TRIM_SHADOW, (new, new, SHADOW_KEEP))
+            return moved
+
+        return self._in_one_step(move)
+
+    def _forget(self, repo: str, above: tuple[str, str]) -> int:
+        def forget(conn: sqlite3.Connection) -> int:
+            forgotten = self._shift_rows(conn, repo, [(scope, -1) for scope in above], above)
+            conn.execute("DELETE FROM mutes WHERE scope = ?", (repo,))
+            conn.execute("DELETE FROM shadow WHERE repo = ?", (repo,))
+            return forgotten
+
+        return self._in_one_step(forget)
+
+    def _in_one_step(self, change: Callable[[sqlite3.Connection], int]) -> int:
+        """Run ``change`` in one ``BEGIN IMMEDIATE``: every process sees all of it or none."""
         with self._lock:
             conn = self._conn()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                moved = self._move_rows(conn, old, new, orgs)
-                conn.execute(
-                    "INSERT OR IGNORE INTO mutes (scope, pattern, by, at)"
-                    " SELECT ?, pattern, by, at FROM mutes WHERE scope = ?",
-                    (new, old),
-                )
-                conn.execute("DELETE FROM mutes WHERE scope = ?", (old,))
-                conn.execute("UPDATE shadow SET repo = ? WHERE repo = ?", (new, old))
-                conn.execute(_SQL_TRIM_SHADOW, (new, new, SHADOW_KEEP))
+                result = change(conn)
                 conn.execute("COMMIT")
-                return moved
+                return result
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
 
     @staticmethod
-    def _move_rows(
-        conn: sqlite3.Connection, old: str, new: str, orgs: tuple[str, str] | None
+    def _shift_rows(
+        conn: sqlite3.Connection, source: str, targets: Shift, losing: Sequence[str]
     ) -> int:
+        """As :meth:`InMemoryScoreStore._shift`, inside the caller's transaction."""
         sums = {
             str(p): (a, b)
-            for p, a, b in conn.execute("SELECT pattern, a, b FROM sums WHERE scope = ?", (old,))
+            for p, a, b in conn.execute("SELECT pattern, a, b FROM sums WHERE scope = ?", (source,))
         }
         recent = {
             str(p): (a, b, t)
             for p, a, b, t in conn.execute(
-                "SELECT pattern, a, b, last FROM recent WHERE scope = ?", (old,)
+                "SELECT pattern, a, b, last FROM recent WHERE scope = ?", (source,)
             )
         }
         totals = {
             str(p): (n, a, b)
             for p, n, a, b in conn.execute(
-                "SELECT pattern, n, a, b FROM totals WHERE scope = ?", (old,)
+                "SELECT pattern, n, a, b FROM totals WHERE scope = ?", (source,)
             )
         }
-        targets = [(new, 1)] if orgs is None else [(new, 1), (orgs[1], 1), (orgs[0], -1)]
         for scope, sign in targets:
             conn.executemany(
                 _SQL_ADD_SUMS, [(scope, p, sign * a, sign * b) for p, (a, b) in sums.items()]
             )
             conn.executemany(
                 _SQL_ADD_RECENT,
-                # the old org keeps its newest time, as after a retraction
+                # a scope that loses evidence keeps its newest time, as after a retraction
                 [
                     (scope, p, sign * a, sign * b, t if sign > 0 else -1e308)
                     for p, (a, b, t) in recent.items()
@@ -1108,15 +1167,15 @@ class SqliteScoreStore(_StoreBase):
                 [(scope, p, sign * n, sign * a, sign * b) for p, (n, a, b) in totals.items()],
             )
         for table in ("sums", "recent", "totals"):
-            conn.execute(f"DELETE FROM {table} WHERE scope = ?", (old,))  # noqa: S608
+            conn.execute(f"DELETE FROM {table} WHERE scope = ?", (source,))  # noqa: S608
         moved = sorted(set(sums) | set(recent) | set(totals))
-        if orgs is not None:
+        for scope in losing:
             for pattern in moved:
                 n = conn.execute(
-                    "SELECT n FROM totals WHERE scope = ? AND pattern = ?", (orgs[0], pattern)
+                    "SELECT n FROM totals WHERE scope = ? AND pattern = ?", (scope, pattern)
                 ).fetchone()
                 left = conn.execute(
-                    "SELECT a, b FROM sums WHERE scope = ? AND pattern = ?", (orgs[0], pattern)
+                    "SELECT a, b FROM sums WHERE scope = ? AND pattern = ?", (scope, pattern)
                 ).fetchone()
                 if (
                     n is not None
@@ -1128,7 +1187,7 @@ class SqliteScoreStore(_StoreBase):
                     for table in ("sums", "recent", "totals"):
                         conn.execute(
                             f"DELETE FROM {table} WHERE scope = ? AND pattern = ?",  # noqa: S608
-                            (orgs[0], pattern),
+                            (scope, pattern),
                         )
         return len(moved)
 
@@ -1234,20 +1293,24 @@ redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 return 1
 """
 
-# A renamed or transferred repository's rows, moved in one script (see ``move_repo``).
-# KEYS: scopes, old sums/totals/recent, new sums/totals/recent, old/new mutes, old/new
-# shadow, and on a transfer old org sums/totals/recent then new org sums/totals/recent.
-_REDIS_MOVE = """
+# A repository's rows shifted in one script: moved to a new name (``move_repo``) or taken
+# out of its org and the global scope (``forget_repo``). KEYS: scopes, the repo's
+# sums/totals/recent, its mutes, the mutes' destination, its shadow log, the shadow's
+# destination, then sums/totals/recent of each target scope. ARGV: the repo, the shadow
+# entries kept, '1' to carry mutes and shadow over (else they are deleted), then per target
+# its sign, '1' if it may be left empty (its rows then go), and its scope name.
+_REDIS_SHIFT = """
 local function num(key, fld) return tonumber(redis.call('HGET', key, fld) or '0') end
 local function add(key, fld, delta)
   redis.call('HSET', key, fld, string.format('%.17g', num(key, fld) + delta))
 end
-local patterns, moved = {}, 0
+local patterns, moved, targets = {}, 0, {}
 for i = 2, 4 do
   for _, fld in ipairs(redis.call('HKEYS', KEYS[i])) do patterns[string.sub(fld, 3)] = true end
 end
-local targets = {{5, 1}}
-if #KEYS > 11 then targets = {{5, 1}, {15, 1}, {12, -1}} end
+for j = 4, #ARGV, 3 do
+  table.insert(targets, {9 + 3 * #targets, tonumber(ARGV[j]), ARGV[j + 1] == '1', ARGV[j + 2]})
+end
 for p, _ in pairs(patterns) do
   moved = moved + 1
   local hs = redis.call('HEXISTS', KEYS[2], 'a:' .. p) == 1
@@ -1271,31 +1334,36 @@ for p, _ in pairs(patterns) do
       end
     end
   end
-  if #KEYS > 11 and redis.call('HEXISTS', KEYS[13], 'n:' .. p) == 1 then
-    local left_a, left_b = num(KEYS[12], 'a:' .. p), num(KEYS[12], 'b:' .. p)
-    if num(KEYS[13], 'n:' .. p) <= 0
-      and math.abs(left_a) <= 1e-9 * math.max(math.abs(a), 1e-300)
-      and math.abs(left_b) <= 1e-9 * math.max(math.abs(b), 1e-300) then
-      redis.call('HDEL', KEYS[12], 'a:' .. p, 'b:' .. p)
-      redis.call('HDEL', KEYS[13], 'n:' .. p, 'a:' .. p, 'b:' .. p)
-      redis.call('HDEL', KEYS[14], 'a:' .. p, 'b:' .. p, 't:' .. p)
+  for _, target in ipairs(targets) do
+    local i = target[1]
+    if target[3] and redis.call('HEXISTS', KEYS[i + 1], 'n:' .. p) == 1 then
+      local left_a, left_b = num(KEYS[i], 'a:' .. p), num(KEYS[i], 'b:' .. p)
+      if num(KEYS[i + 1], 'n:' .. p) <= 0
+        and math.abs(left_a) <= 1e-9 * math.max(math.abs(a), 1e-300)
+        and math.abs(left_b) <= 1e-9 * math.max(math.abs(b), 1e-300) then
+        redis.call('HDEL', KEYS[i], 'a:' .. p, 'b:' .. p)
+        redis.call('HDEL', KEYS[i + 1], 'n:' .. p, 'a:' .. p, 'b:' .. p)
+        redis.call('HDEL', KEYS[i + 2], 'a:' .. p, 'b:' .. p, 't:' .. p)
+      end
     end
   end
 end
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 redis.call('SREM', KEYS[1], ARGV[1])
 if moved > 0 then
-  redis.call('SADD', KEYS[1], ARGV[2])
-  if #KEYS > 11 then redis.call('SADD', KEYS[1], ARGV[4]) end
+  for _, target in ipairs(targets) do
+    if target[2] > 0 then redis.call('SADD', KEYS[1], target[4]) end
+  end
 end
-local mutes = redis.call('HGETALL', KEYS[8])
-for i = 1, #mutes, 2 do redis.call('HSETNX', KEYS[9], mutes[i], mutes[i + 1]) end
-redis.call('DEL', KEYS[8])
-for _, entry in ipairs(redis.call('LRANGE', KEYS[10], 0, -1)) do
-  redis.call('RPUSH', KEYS[11], entry)
+if ARGV[3] == '1' then
+  local mutes = redis.call('HGETALL', KEYS[5])
+  for i = 1, #mutes, 2 do redis.call('HSETNX', KEYS[6], mutes[i], mutes[i + 1]) end
+  for _, entry in ipairs(redis.call('LRANGE', KEYS[7], 0, -1)) do
+    redis.call('RPUSH', KEYS[8], entry)
+  end
+  redis.call('LTRIM', KEYS[8], 0, tonumber(ARGV[2]) - 1)
 end
-redis.call('LTRIM', KEYS[11], 0, tonumber(ARGV[3]) - 1)
-redis.call('DEL', KEYS[10])
+redis.call('DEL', KEYS[5], KEYS[7])
 return moved
 """
 
@@ -1317,7 +1385,7 @@ class RedisScoreStore(_StoreBase):
         self._k = f"{{{prefix}}}"
         self._apply_script = self._r.register_script(_REDIS_APPLY)
         self._shadow_script = self._r.register_script(_REDIS_SHADOW)
-        self._move_script = self._r.register_script(_REDIS_MOVE)
+        self._shift_script = self._r.register_script(_REDIS_SHIFT)
         stored = self._r.hget(self._key("meta"), "half_life_s")
         self._stale_tag: str | None = None
         if stored is not None and stored != self._half_life_tag:
@@ -1458,17 +1526,22 @@ class RedisScoreStore(_StoreBase):
         self._stale_tag = None
 
     def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
+        return self._shift(old, new, *_move_targets(new, orgs))
+
+    def _forget(self, repo: str, above: tuple[str, str]) -> int:
+        return self._shift(repo, None, [(scope, -1) for scope in above], above)
+
+    def _shift(self, source: str, new: str | None, targets: Shift, losing: Sequence[str]) -> int:
+        """One ``_REDIS_SHIFT``: mutes and shadow go to ``new``, or are deleted if None."""
         keys = [self._key("scopes")]
-        for scope in (old, new):
+        keys += [self._key(kind, source) for kind in ("sums", "totals", "recent")]
+        for kind in ("mutes", "shadow"):
+            keys += [self._key(kind, source), self._key(kind, new or source)]
+        args: list[str | int] = [source, SHADOW_KEEP, "1" if new else "0"]
+        for scope, sign in targets:
             keys += [self._key(kind, scope) for kind in ("sums", "totals", "recent")]
-        keys += [self._key("mutes", old), self._key("mutes", new)]
-        keys += [self._key("shadow", old), self._key("shadow", new)]
-        args: list[str | int] = [old, new, SHADOW_KEEP]
-        if orgs is not None:
-            for scope in orgs:
-                keys += [self._key(kind, scope) for kind in ("sums", "totals", "recent")]
-            args.append(orgs[1])
-        return int(self._move_script(keys=keys, args=args))
+            args += [sign, "1" if scope in losing else "0", scope]
+        return int(self._shift_script(keys=keys, args=args))
 
     def _mute(self, mute: Mute) -> None:
         value = json.dumps({"by": mute.by, "at": mute.at})

@@ -92,6 +92,19 @@ class MoveReport:
     transitions: int = 0
 
 
+@dataclass(frozen=True)
+class ForgetReport:
+    """What :meth:`Memory.forget_repo` deleted, store by store."""
+
+    repo: str
+    experiences: int = 0
+    transitions: int = 0
+    pending_signals: int = 0
+    archived_signals: int = 0
+    patterns: int = 0
+    events: int = 0
+
+
 @dataclass
 class RebuildReport:
     patterns: int
@@ -377,6 +390,49 @@ class Memory:
         # the merged repo may now hold more than its retention allows
         self.experiences.enforce_retention(new, on_delete=self._retire)
         return MoveReport(old, new, experiences, archived, patterns, events, transitions)
+
+    # -- a repository forgotten ---------------------------------------------------------
+
+    def forget_repo(self, repo: str) -> ForgetReport:
+        """Erase everything Kaizen keeps about ``repo`` (``kaizen memory forget``, or the App
+        losing the repository when ``KAIZEN_FORGET_REMOVED_REPOS`` is on): its experiences
+        with their code and signals, the LLM calls made for it, parked and archived
+        signals, its report events, its pattern evidence (taken out of its org and the
+        global scope too, so nothing learned from it stays behind), mutes and shadow log.
+
+        Each batch of experiences takes its LLM calls and parked signals with it before it
+        goes, so a failure (Qdrant down) leaves nothing orphaned, and running the forget
+        again finishes it. A signal whose experience was read just before the deletion and
+        whose score lands just after the scores were forgotten is left behind, as in a
+        move; running the forget again removes it.
+        """
+        repo = validate_repo(repo)
+        transitions = pending = 0
+
+        def with_their_traces(batch: list[Experience]) -> None:
+            nonlocal transitions, pending
+            ids = {e.id for e in batch}
+            transitions += self.trajectories.forget_repo(repo, ids)
+            for parked in self.pending.all():
+                if parked.repo == repo or parked.experience_id in ids:
+                    self.pending.done(parked.id)
+                    pending += 1
+
+        experiences = self.experiences.forget_repo(repo, on_delete=with_their_traces)
+        with_their_traces([])  # calls and signals of a repo with no experience left
+        return ForgetReport(
+            repo,
+            experiences,
+            transitions,
+            pending,
+            self.archive.forget_repo(repo),
+            self.scores.forget_repo(repo),
+            self.activity.forget_repo(repo) if self.activity is not None else 0,
+        )
+
+    def repos_of_installation(self, installation_id: int) -> list[str]:
+        """Repositories with experiences under this installation (to forget on uninstall)."""
+        return self.experiences.repos_of_installation(installation_id)
 
     # -- rebuilding --------------------------------------------------------------------------
 

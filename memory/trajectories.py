@@ -29,7 +29,7 @@ import math
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,6 +258,26 @@ class TrajectoryStore:
         with closing(self._connect()) as conn:  # one statement: atomic in autocommit
             cur = conn.execute("UPDATE transitions SET repo = ? WHERE repo = ?", (new, old))
             return cur.rowcount
+
+    def forget_repo(self, repo: str, experience_ids: Iterable[str] = ()) -> int:
+        """Delete a forgotten repository's LLM calls: prompts hold its code. Rows under its
+        name, and rows of its experiences (a trajectory recorded before a rename the move
+        missed still names the experience). Returns the rows deleted."""
+        ids = sorted(set(experience_ids))
+        with closing(self._connect()) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                gone = conn.execute("DELETE FROM transitions WHERE repo = ?", (repo,)).rowcount
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    sql = f"DELETE FROM transitions WHERE experience_id IN ({marks})"  # noqa: S608
+                    gone += conn.execute(sql, chunk).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return gone
 
     # -- reading -------------------------------------------------------------------------
 

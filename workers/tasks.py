@@ -38,10 +38,12 @@ from workers.context import WorkerContext, close_contexts, context_for
 from workers.fix import acceptance
 from workers.fix.github_fix import cancel_key
 from workers.repository_moves import repository_move
+from workers.repository_removals import REMOVALS, Removal, repositories_removed
 from workers.review import feedback
 from workers.review.github_review import Busy, ReviewJob
 from workers.review.github_review import review_pull_request as review_pull_request_job
 from workers.review.render import parse_finding_marker
+from workers.review.state import forget_watched
 
 log = logging.getLogger(__name__)
 
@@ -459,15 +461,50 @@ def poll_reactions(self: Task) -> dict[str, Any]:
 
 @shared_task(bind=True, name="kaizen.installation_changed")
 def installation_changed(self: Task, delivery: Delivery) -> dict[str, Any]:
-    """Bookkeeping: a removed or suspended installation loses its cached client."""
+    """The App's reach changed. A removed or suspended installation loses its cached client;
+    a deleted or removed repository, or an uninstall, erases what was learned about the
+    repositories lost when ``KAIZEN_FORGET_REMOVED_REPOS`` is on."""
     ctx = _context(self)
     with _delivery_context(delivery):
-        action = delivery.get("action")
+        event, action = delivery.get("event"), delivery.get("action")
         installation_id = delivery.get("installation_id")
-        if action in ("deleted", "suspend") and installation_id and ctx.settings.github_configured:
+        if (
+            event == "installation"
+            and action in ("deleted", "suspend")
+            and installation_id
+            and ctx.settings.github_configured
+        ):
             ctx.github.forget_installation(int(installation_id))
-        log.info("installation %s", action)
-    return {"status": "recorded", "action": action}
+        log.info("%s %s", event, action)
+        if (str(event), str(action)) not in REMOVALS:
+            return {"status": "recorded", "action": action}
+        try:
+            removal = repositories_removed(str(event), action, delivery["payload"])
+        except ValueError as exc:
+            log.warning("%s.%s not understood: %s", event, action, exc)
+            return {"status": "ignored", "action": action, "reason": str(exc)}
+        if not ctx.settings.forget_removed_repos:
+            log.info("memory of %s kept: KAIZEN_FORGET_REMOVED_REPOS is off", removal.repos)
+            return {"status": "kept", "action": action, "repos": list(removal.repos)}
+        try:
+            forgotten = _forget(ctx, removal)
+        except Exception as exc:  # Qdrant or Redis down: forgetting again finishes it
+            raise self.retry(countdown=30, max_retries=40, exc=exc) from exc
+    return {"status": "forgotten", "action": action, "repos": forgotten}
+
+
+def _forget(ctx: WorkerContext, removal: Removal) -> dict[str, dict[str, Any]]:
+    """Forget each lost repository (on an uninstall, also those only memory knows of)."""
+    repos = list(removal.repos)
+    if removal.whole_installation and removal.installation_id is not None:
+        repos += ctx.memory.repos_of_installation(removal.installation_id)
+    forgotten = {}
+    for repo in dict.fromkeys(repos):
+        report = asdict(ctx.memory.forget_repo(repo))
+        report["watched"] = forget_watched(ctx.review_state, repo)
+        forgotten[repo] = report
+        log.info("memory of %s forgotten", repo)
+    return forgotten
 
 
 @shared_task(bind=True, name="kaizen.repository_moved")

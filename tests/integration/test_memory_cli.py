@@ -1,4 +1,5 @@
-"""`kaizen feedback`, `kaizen memory stats|rebuild|move` and `kaizen export` as a user runs them."""
+"""`kaizen feedback`, `kaizen memory stats|rebuild|move|forget` and `kaizen export` as a user
+runs them."""
 
 from __future__ import annotations
 
@@ -143,6 +144,27 @@ def test_memory_move_carries_a_renamed_repo_and_feedback_still_finds_its_comment
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr
     assert "owner/name" in bad.stderr
+
+
+def test_memory_forget_erases_a_repo_only_when_told_yes(seeded: tuple[Path, str]) -> None:
+    data, exp_id = seeded
+    assert run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_down").returncode == 0
+    unsure = run(data, "memory", "forget", REPO)
+    assert unsure.returncode == 2 and "--yes" in unsure.stderr
+    forgot = run(data, "memory", "forget", REPO, "--yes")
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout.startswith(f"forgot {REPO}: 1 experiences, 1 patterns,")
+    assert " 1 LLM calls" in forgot.stdout
+    gone = run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_up")
+    assert gone.returncode != 0 and "Traceback" not in gone.stderr
+    memory = build_memory(Settings(data_dir=data))
+    try:
+        assert memory.scores.patterns("*") == []
+        assert memory.trajectories.get("review-1") == []
+    finally:
+        memory.close()
+    bad = run(data, "memory", "forget", "not-a-repo", "--yes")
+    assert bad.returncode == 2 and "owner/name" in bad.stderr
 
 
 def test_feedback_with_an_unknown_signal_or_finding_is_a_clear_error(

@@ -412,3 +412,101 @@ def test_a_transfer_into_another_installation_follows_it(
     assert moved is not None
     assert (moved.repo, moved.org, moved.installation_id) == (new, "github", into)
     close_contexts()
+
+
+def test_a_forgotten_repo_leaves_nothing_behind_and_rebuild_agrees(memory: Memory) -> None:
+    sibling, now = "octo-org/lib", time.time()
+    ids = [
+        memory.record_experience(comment(f"f{i}", text=f"mutable default {i}", installation_id=9))
+        for i in (0, 1)
+    ]
+    kept = memory.record_experience(comment("k", text="mutable default kept", repo=sibling))
+    for i, exp_id in enumerate(ids):
+        memory.apply_signal(signal(exp_id, f"sig:f{i}", kind="thumbs_down"))
+    memory.apply_signal(
+        Signal(
+            id="sig:k",
+            kind="thumbs_up",
+            experience_id=kept,
+            repo=sibling,
+            pattern="ruff:B006",
+            at=now,
+        )
+    )
+    memory.trajectories.record(
+        Transition(
+            trajectory_id="review:f",
+            step=0,
+            messages=[{"role": "user", "content": "x"}],
+            generation="y",
+            model="m",
+            repo=REPO,
+            experience_id=ids[0],
+        )
+    )
+    memory.pending.park(signal(ids[1], "sig:parked", kind="thumbs_up"), "qdrant was down")
+    assert memory.repos_of_installation(9) == [REPO]
+
+    report = memory.forget_repo(REPO)
+
+    assert (report.experiences, report.transitions, report.pending_signals) == (2, 1, 1)
+    assert (report.patterns, report.events) == (1, 4)
+    assert [memory.experiences.get(i) for i in ids] == [None, None]
+    assert memory.experiences.count(REPO) == 0 and memory.experiences.count(sibling) == 1
+    assert memory.scores.patterns(REPO) == []
+    for scope in ("octo-org", "*"):  # what the sibling taught is all that is left
+        assert memory.scores.counts(scope, "ruff:B006", now) == pytest.approx(
+            memory.scores.counts(sibling, "ruff:B006", now)
+        )
+    hits = memory.experiences.search_similar("mutable default 0", repo=sibling, scope="org")
+    assert [h.experience.id for h in hits] == [kept]  # nothing of the repo in prompts
+    assert memory.activity is not None and memory.activity.repos() == [sibling]
+    assert list(memory.trajectories.iter_transitions(repo=REPO)) == []
+    assert memory.pending.count() == 0 and memory.repos_of_installation(9) == []
+    assert memory.rebuild().unchanged
+    again = memory.forget_repo(REPO)
+    assert (again.experiences, again.patterns, again.events, again.transitions) == (0, 0, 0, 0)
+
+
+def test_an_uninstall_forgets_its_repositories_only_when_configured_to(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    from bot.settings import Settings
+    from tests.helpers import load_webhook
+    from workers.celery_app import make_celery
+    from workers.context import close_contexts
+
+    payload = load_webhook("installation.deleted.json")
+    installation = payload["installation"]["id"]
+    listed, unlisted, other = "octocat/Hello-World", "octocat/private-tool", "octocat/kept"
+    seeded = build(tmp_path, embedder)
+    for repo, inst in ((listed, installation), (unlisted, installation), (other, 777)):
+        seeded.record_experience(comment(repo, text=repo, repo=repo, installation_id=inst))
+    seeded.close()
+    delivery = {
+        "id": "d-9",
+        "event": "installation",
+        "action": "deleted",
+        "installation_id": installation,
+        "repo": None,
+        "payload": payload,
+    }
+    import workers.tasks  # noqa: F401 - registers the tasks with the app
+
+    for forget, status in ((False, "kept"), (True, "forgotten")):
+        settings = Settings(
+            data_dir=tmp_path, qdrant_path=tmp_path / "qdrant", forget_removed_repos=forget
+        )
+        app = make_celery(settings)
+        result = app.tasks["kaizen.installation_changed"].apply(args=[delivery]).get()
+        close_contexts()
+        assert result["status"] == status
+        if not forget:  # off by default: an accidental uninstall loses nothing
+            kept = build(tmp_path, embedder)
+            assert kept.experiences.count() == 3
+            kept.close()
+    assert sorted(result["repos"]) == [listed, unlisted]
+    assert result["repos"][listed]["experiences"] == 1
+    back = build(tmp_path, embedder)
+    assert [back.experiences.count(r) for r in (listed, unlisted, other)] == [0, 0, 1]
+    back.close()

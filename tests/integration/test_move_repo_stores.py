@@ -1,11 +1,13 @@
 """A renamed or transferred repository keeps its activity, transitions, watched PRs and
-archived signals: every store moves them to the new name, in SQLite and in Redis alike."""
+archived signals: every store moves them to the new name, in SQLite and in Redis alike.
+A forgotten repository leaves none of them behind, and nothing of any other repository
+goes with it."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +18,19 @@ from memory.archive import ArchiveStore, RedisSignalArchive, SignalArchive
 from memory.trajectories import TrajectoryStore, Transition
 from memory.types import Experience
 from tests.helpers import sqlite_or_redis
-from workers.review.state import RedisReviewState, ReviewState, SqliteReviewState
+from workers.review.state import (
+    RedisReviewState,
+    ReviewState,
+    SqliteReviewState,
+    forget_watched,
+)
 
 OLD = "acme/shop"
 NEW = "globex/shop"
 OTHER = "acme/shop-api"  # starts like OLD: must not move with it
 
-# Seeds a store with records under OLD, NEW and OTHER; returns (move, snapshot of all).
-Seeded = tuple[Callable[[str, str], int], Callable[[], Any]]
+# Seeds a store with records under OLD, NEW and OTHER; returns (move, forget, snapshot).
+Seeded = tuple[Callable[[str, str], int], Callable[[str], int], Callable[[], Any]]
 
 
 def activity_log(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> ActivityLog:
@@ -239,25 +246,25 @@ def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> Seeded:
     if kind.startswith("archive"):
         archive = archive_store(kind, request, tmp_path)
         archive.archive([archived(f"s{i}", repo) for i, repo in enumerate(repos)])
-        return archive.move_repo, lambda: list(archive.iter_signals())
+        return archive.move_repo, archive.forget_repo, lambda: list(archive.iter_signals())
     if kind.startswith("activity"):
         log = activity_log(kind, request, tmp_path)
         for i, repo in enumerate(repos):
             log.add(event(f"e{i}", repo, float(i)))
-        return log.move_repo, lambda: (log.repos(), log.events())
+        return log.move_repo, log.forget_repo, lambda: (log.repos(), log.events())
     if kind == "trajectories":
         store = TrajectoryStore(tmp_path / "trajectories.sqlite3")
         for i, repo in enumerate(repos):
             store.record(transition(f"t{i}", repo, float(i)))
-        return store.move_repo, lambda: list(store.iter_transitions())
+        return store.move_repo, store.forget_repo, lambda: list(store.iter_transitions())
     st = review_state(kind, request, tmp_path)
     for i, repo in enumerate(repos):
         st.watch(repo, i, 1, float(i))
-    return st.move_repo, st.watched
+    return st.move_repo, lambda repo: forget_watched(st, repo), st.watched
 
 
 def test_moving_again_moves_nothing_and_changes_nothing(seeded: Seeded) -> None:
-    move, snapshot = seeded
+    move, _, snapshot = seeded
     assert move(OLD, NEW) == 1
     after_first = snapshot()
 
@@ -266,8 +273,50 @@ def test_moving_again_moves_nothing_and_changes_nothing(seeded: Seeded) -> None:
 
 
 def test_moving_to_the_same_name_changes_nothing(seeded: Seeded) -> None:
-    move, snapshot = seeded
+    move, _, snapshot = seeded
     before = snapshot()
 
     assert move(OLD, OLD) == 0
     assert snapshot() == before
+
+
+# -- forgetting --------------------------------------------------------------------------
+
+
+def test_forgetting_takes_the_repos_records_and_nothing_else(seeded: Seeded) -> None:
+    _, forget, snapshot = seeded
+    before = snapshot()
+    assert forget(OLD) == 1
+    after = snapshot()
+    assert OLD not in json.dumps(after, default=str).replace(OTHER, "")
+    assert json.dumps(after, default=str) != json.dumps(before, default=str)
+
+    assert forget(OLD) == 0  # forgetting again finds nothing
+    assert forget("nobody/here") == 0
+    assert snapshot() == after
+
+
+def test_forgotten_events_free_their_ids(activity: ActivityLog) -> None:
+    activity.add(event("e1", OLD, 1.0))
+    activity.add(event("x1", OTHER, 2.0))
+
+    assert activity.forget_repo(OLD) == 1
+
+    assert activity.repos() == [OTHER]
+    activity.add(event("e1", OLD, 3.0))  # a new event under a reused id is not swallowed
+    assert activity.events(repo=OLD) == [event("e1", OLD, 3.0)]
+
+
+def test_forgotten_experiences_take_their_llm_calls_under_any_name(
+    trajectories: TrajectoryStore,
+) -> None:
+    before_rename = replace(
+        transition("review:old-name#7", "acme/old-name", 1.0), experience_id="x"
+    )
+    trajectories.record(before_rename)
+    trajectories.record(transition("review:k", OLD, 2.0))
+    trajectories.record(transition("review:o", OTHER, 3.0))
+
+    assert trajectories.forget_repo(OLD, ["x"]) == 2
+
+    assert [t.trajectory_id for t in trajectories.iter_transitions()] == ["review:o"]

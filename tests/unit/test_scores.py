@@ -921,3 +921,50 @@ def test_moving_needs_two_repository_names(store: ScoreStore) -> None:
         store.move_repo("acme", "acme/store")
     with pytest.raises(ValueError, match="repo"):
         store.move_repo(REPO, "*")
+
+
+# --- a forgotten repository leaves nothing behind ------------------------------------------
+
+
+def test_a_forgotten_repo_scores_as_if_it_was_never_reviewed(make_store: MakeStore) -> None:
+    forgotten, never = make_store(), InMemoryScoreStore(H_DAYS)
+    replay(forgotten)
+    for i, (repo, pattern, alpha, beta, days) in enumerate(SIGNALS):
+        if repo != REPO:
+            never.apply(f"m{i}", repo, pattern, alpha, beta, NOW - days * DAY)
+    assert forgotten.forget_repo(REPO) == 2
+    got, want = scores_by_scope(forgotten), scores_by_scope(never)
+    assert got.keys() == want.keys()  # the repo is gone; its org keeps only acme/api's
+    for key, values in want.items():
+        # all but the newest-signal time: a maximum stays where it was, as after a retraction
+        without_last = (*values[:4], *values[5:])
+        assert (*got[key][:4], *got[key][5:]) == pytest.approx(without_last, rel=1e-9, abs=1e-12)
+        assert got[key][4] >= values[4], key
+
+
+def test_forgetting_twice_or_an_unknown_repo_changes_nothing(store: ScoreStore) -> None:
+    replay(store)
+    assert store.forget_repo(REPO) == 2
+    before = (store.snapshot(), store.recent_snapshot())
+    assert store.forget_repo(REPO) == 0
+    assert store.forget_repo("nobody/here") == 0
+    assert (store.snapshot(), store.recent_snapshot()) == before
+
+
+def test_forgetting_drops_the_repos_mutes_and_shadow_log_only(store: ScoreStore) -> None:
+    store.mute(REPO, "ruff:E501", by="alice", at=NOW)
+    store.mute(ORG, "ruff:B006", by="carol", at=NOW)  # the org's own: stays with the org
+    store.mute("acme/api", "llm:*", by="dan", at=NOW)
+    store.log_shadow(ShadowEntry(REPO, "ruff:B006", "k", 0.2, "learned", NOW))
+    store.log_shadow(ShadowEntry("acme/api", "ruff:B006", "other", 0.3, "budget", NOW))
+    store.forget_repo(REPO)
+    assert store.mutes(REPO) == [] and store.shadow(REPO) == []
+    assert [m.pattern for m in store.mutes(ORG)] == ["ruff:B006"]
+    assert [m.pattern for m in store.mutes("acme/api")] == ["llm:*"]
+    assert [e.key for e in store.shadow("acme/api")] == ["other"]
+
+
+def test_forgetting_needs_a_repository_name(store: ScoreStore) -> None:
+    for bad in ("acme", "*", "acme/*", ""):
+        with pytest.raises(ValueError, match="repo"):
+            store.forget_repo(bad)

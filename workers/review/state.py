@@ -56,6 +56,14 @@ class ReviewState(Protocol):
     def recall(self, key: str) -> str | None: ...
 
 
+def forget_watched(state: ReviewState, repo: str) -> int:
+    """Stop polling a forgotten repository's pull requests; how many were watched."""
+    gone = [w for w in state.watched() if w.get("repo") == repo]
+    for entry in gone:
+        state.unwatch(repo, int(entry["number"]))
+    return len(gone)
+
+
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
