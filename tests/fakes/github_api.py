@@ -991,6 +991,36 @@ class FakeGitHub:
             )
             return self._repo_json(repo)
 
+    def delete_repo(self, full_name: str, *, user: str) -> None:
+        """``user`` deletes the repository; sends ``repository.deleted``.
+
+        Why: GitHub sends the event to the installation that covered the repository, with
+        the repository as it was, and from then on the repository, its issues, pull
+        requests and comments answer 404 and it leaves every installation and token. A
+        bot keeping state per repository hears of it only through this webhook. The bare
+        repository stays on disk, unreachable, as a renamed one's old place does; a new
+        repository of the same name gets its own.
+        """
+        with self._lock:
+            repo = self._get_repo(full_name)
+            self._ensure_user(user, "User")
+            self._emit("repository", "deleted", repo, user, {})
+            del self._repos[full_name]
+            scopes = [inst.repos for inst in self._installations.values()]
+            scopes += [token.repos for token in self._tokens.values()]
+            for scope in scopes:
+                if scope is not None:
+                    scope.discard(full_name)
+            for records in (
+                self._comments,
+                self._review_comments,
+                self._threads,
+                self._reviews,
+                self._check_runs,
+            ):
+                for key in [k for k, r in records.items() if r.repo == full_name]:
+                    del records[key]
+
     def add_collaborator(self, full_name: str, login: str, permission: str) -> None:
         """Give ``login`` a role on the repository (admin|maintain|write|triage|read)."""
         if permission not in ROLE_TO_PERMISSION:

@@ -129,6 +129,7 @@ SENT_WEBHOOKS: tuple[str, ...] = (
     "pull-request-review-thread-unresolved",
     "repository-renamed",
     "repository-transferred",
+    "repository-deleted",
 )
 
 # Path parameters that may contain slashes (file paths, git refs, "base...head").

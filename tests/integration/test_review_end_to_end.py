@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from bot.settings import Settings
+from memory.activity import RedisActivityLog
 from memory.scores import RedisScoreStore
 from tests.conftest import REDIS_DB, REDIS_HOST, REDIS_PORT, WEBHOOK_SECRET
 from tests.fakes.github_api import FakeGitHub, generate_private_key_pem
@@ -22,11 +23,13 @@ from tests.fakes.openai_api import FakeOpenAI
 from tests.helpers import free_port
 from tests.integration.procs import kaizen_cmd, kaizen_env, running, wait_http, wait_log
 from workers.celery_app import make_celery
+from workers.review.state import RedisReviewState
 
 pytestmark = pytest.mark.slow
 
 REPO = "octo-org/shop"
 LEGACY = "octo-org/legacy"  # renamed by its own test
+SCRATCH = "octo-org/scratch"  # deleted by its own test
 # Patterns no other test here gives feedback on, so what the renamed repo learned decides.
 LEGACY_CODE = """\
 def check(value, flag):
@@ -113,6 +116,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             },
             installation_id=installation,
         )
+        fake.add_repo(
+            SCRATCH,
+            files={
+                "README.md": "# scratch\n",
+                ".github/kaizen.yml": "review:\n  min_severity: info\n",
+            },
+            installation_id=installation,
+        )
         fake.add_user("alice")
         fake.add_collaborator(REPO, "alice", "write")
         port = free_port()
@@ -128,6 +139,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             llm_base_url=llm.base_url,
             llm_api_key=LLM_KEY,
             llm_model="fake-gpt",
+            forget_removed_repos="true",
             **common,
         )
         web_log, worker_log = tmp / "web.log", tmp / "worker.log"
@@ -500,3 +512,33 @@ def test_a_renamed_repo_keeps_what_it_learned_and_its_old_comments_still_count(
     found = {pattern_of(c) for c in kaizen_comments(fake, pr2["number"], new)}
     assert "ruff:E712" in found
     assert "ruff:E711" not in found
+
+
+def test_a_deleted_repo_is_forgotten_and_takes_its_lessons_out_of_the_org(stack: Stack) -> None:
+    fake, now = stack.fake, time.time()
+    store = RedisScoreStore(stack.redis_url, 30.0)
+    try:
+        before = {s: store.counts(s, "ruff:E712", now) for s in ("octo-org", "*")}
+        pr = fake.open_pull_request(
+            SCRATCH, head="s-1", changes={"scratch/x.py": LEGACY_CODE}, title="X", user="alice"
+        )
+        wait_review(stack, pr["number"], repo=SCRATCH)
+        [e712] = [
+            c for c in kaizen_comments(fake, pr["number"], SCRATCH) if pattern_of(c) == "ruff:E712"
+        ]
+        fake.add_reaction("review_comment", SCRATCH, e712["id"], "-1", user="alice")
+        stack.publisher.send_task("kaizen.poll_reactions", queue="feedback")
+        fake.wait_for(lambda: store.counts(SCRATCH, "ruff:E712", now)[1] > 0, timeout=60)
+        assert store.counts("octo-org", "ruff:E712", now)[1] > before["octo-org"][1]
+
+        fake.delete_repo(SCRATCH, user="alice")  # GitHub sends repository.deleted
+        fake.wait_for(lambda: store.patterns(SCRATCH) == [], timeout=60)
+        for scope, counts in before.items():  # what the repo taught left its org and everyone
+            assert store.counts(scope, "ruff:E712", now) == pytest.approx(counts, abs=1e-9)
+    finally:
+        store.close()
+    activity = RedisActivityLog(stack.redis_url)
+    assert SCRATCH not in activity.repos()
+    watched = RedisReviewState(stack.redis_url).watched()
+    assert SCRATCH not in {w["repo"] for w in watched}
+    assert f"memory of {SCRATCH} forgotten" in stack.worker_log.read_text()

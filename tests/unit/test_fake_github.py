@@ -921,6 +921,28 @@ def test_transfer_from_a_user_names_the_user(
         assert repo["full_name"] == "globex/tool"
 
 
+def test_delete_sends_repository_deleted_and_the_repo_is_gone(
+    world: World, receiver: Receiver
+) -> None:
+    gh = world.gh
+    gh.set_webhook(receiver.url, SECRET)
+    pr, _ = app_review_comment(world, receiver)
+    token = gh.create_installation_token(world.installation_id)
+    gh.delete_repo(REPO, user="acme")
+    gh.wait_for_webhooks()
+    [payload] = receiver.payloads("repository")
+    assert (payload["action"], payload["repository"]["full_name"]) == ("deleted", REPO)
+    assert payload["installation"]["id"] == world.installation_id
+    for path in ("", f"/pulls/{pr['number']}", f"/issues/{pr['number']}/comments"):
+        gone = httpx.get(f"{gh.base_url}/repos/{REPO}{path}", headers=token_headers(token))
+        assert gone.status_code == 404
+    listed = httpx.get(f"{gh.base_url}/installation/repositories", headers=token_headers(token))
+    assert REPO not in [r["full_name"] for r in listed.json()["repositories"]]
+    gh.add_repo(REPO, files={"other.py": "y = 2\n"})  # the name is free again
+    assert gh.file_content(REPO, "app.py") is None
+    assert gh.contract_errors == []
+
+
 def test_rename_onto_an_existing_name_is_refused(world: World) -> None:
     gh = world.gh
     gh.add_repo("acme/store")
