@@ -307,7 +307,7 @@ def _memory_move(args: argparse.Namespace) -> int:
 def _memory_forget(args: argparse.Namespace) -> int:
     """For erasure requests, and for repositories lost while Kaizen was not listening."""
     from memory.scores import validate_repo
-    from workers.review.state import forget_watched, review_state
+    from workers.review.state import review_state
 
     try:
         repo = validate_repo(args.repo)
@@ -325,12 +325,12 @@ def _memory_forget(args: argparse.Namespace) -> int:
     if report is None:
         return 1
     settings = load_settings()
-    watched = forget_watched(review_state(settings.redis_url, settings.data_dir), repo)
+    state = review_state(settings.redis_url, settings.data_dir).forget_repo(repo)
     print(
         f"forgot {repo}: {report.experiences} experiences, {report.patterns} patterns,"
         f" {report.archived_signals} archived and {report.pending_signals} parked signals,"
         f" {report.events} report events, {report.transitions} LLM calls,"
-        f" {watched} watched pull requests"
+        f" {state} review-state entries (watched pull requests, locks, memos)"
     )
     return 0
 

@@ -43,7 +43,6 @@ from workers.review import feedback
 from workers.review.github_review import Busy, ReviewJob
 from workers.review.github_review import review_pull_request as review_pull_request_job
 from workers.review.render import parse_finding_marker
-from workers.review.state import forget_watched
 
 log = logging.getLogger(__name__)
 
@@ -501,7 +500,7 @@ def _forget(ctx: WorkerContext, removal: Removal) -> dict[str, dict[str, Any]]:
     forgotten = {}
     for repo in dict.fromkeys(repos):
         report = asdict(ctx.memory.forget_repo(repo))
-        report["watched"] = forget_watched(ctx.review_state, repo)
+        report["review_state"] = ctx.review_state.forget_repo(repo)
         forgotten[repo] = report
         log.info("memory of %s forgotten", repo)
     return forgotten

@@ -22,7 +22,6 @@ from workers.review.state import (
     RedisReviewState,
     ReviewState,
     SqliteReviewState,
-    forget_watched,
 )
 
 OLD = "acme/shop"
@@ -260,7 +259,7 @@ def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> Seeded:
     st = review_state(kind, request, tmp_path)
     for i, repo in enumerate(repos):
         st.watch(repo, i, 1, float(i))
-    return st.move_repo, lambda repo: forget_watched(st, repo), st.watched
+    return st.move_repo, st.forget_repo, st.watched
 
 
 def test_moving_again_moves_nothing_and_changes_nothing(seeded: Seeded) -> None:
@@ -320,3 +319,24 @@ def test_forgotten_experiences_take_their_llm_calls_under_any_name(
     assert trajectories.forget_repo(OLD, ["x"]) == 2
 
     assert [t.trajectory_id for t in trajectories.iter_transitions()] == ["review:o"]
+
+
+def test_forgetting_drops_every_key_naming_the_repo(state: ReviewState) -> None:
+    for repo in (OLD, OTHER):
+        state.watch(repo, 7, 11, 100.0)
+        state.remember(f"fix-issue-text:{repo}#3", "the issue's words", 3600)
+        state.remember(f"reactions:{repo}:99", "1/0", 3600)
+        state.set_latest(f"{repo}#7", "abc")
+        state.add_tokens(repo, 500)
+        assert state.claim(f"fix:{repo}#3", "worker-1", 3600)
+
+    assert state.forget_repo(OLD) == 6  # 1 watched PR and 5 keys
+
+    assert state.recall(f"fix-issue-text:{OLD}#3") is None
+    assert state.recall(f"reactions:{OLD}:99") is None
+    assert state.latest(f"{OLD}#7") is None
+    assert state.add_tokens(OLD, 0) == 0
+    assert state.claim(f"fix:{OLD}#3", "worker-2", 3600)
+    assert state.recall(f"fix-issue-text:{OTHER}#3") == "the issue's words"
+    assert state.latest(f"{OTHER}#7") == "abc" and state.add_tokens(OTHER, 0) == 500
+    assert [w["repo"] for w in state.watched()] == [OTHER]

@@ -55,13 +55,18 @@ class ReviewState(Protocol):
 
     def recall(self, key: str) -> str | None: ...
 
+    def forget_repo(self, repo: str) -> int:
+        """Drop a forgotten repository's watched pull requests and every key naming it
+        (locks, heads, token budgets, and memos such as a failed fix's issue text, kept
+        for months); how many entries went."""
+        ...
 
-def forget_watched(state: ReviewState, repo: str) -> int:
-    """Stop polling a forgotten repository's pull requests; how many were watched."""
-    gone = [w for w in state.watched() if w.get("repo") == repo]
-    for entry in gone:
-        state.unwatch(repo, int(entry["number"]))
-    return len(gone)
+
+def names_repo(key: str, repo: str) -> bool:
+    """Whether a state key is about ``repo``: keys name it as ``…:owner/name#number`` or
+    ``…:owner/name:…``, and a repository name holds one slash and no colon, so another
+    repository's key never matches."""
+    return f":{repo}#" in key or f":{repo}:" in key
 
 
 def _text(value: bytes | str) -> str:
@@ -172,6 +177,25 @@ class RedisReviewState:
     def recall(self, key: str) -> str | None:
         value = self._redis.get(self._k("memo", key))
         return _text(value) if value is not None else None
+
+    def forget_repo(self, repo: str) -> int:
+        # Scanned (never KEYS, which blocks Redis); glob characters in the name are escaped.
+        escaped = "".join(f"\\{ch}" if ch in "*?[]\\" else ch for ch in repo)
+        keys = [
+            key
+            for key in self._redis.scan_iter(match=f"{self._prefix}:*:{escaped}[#:]*", count=1000)
+            if names_repo(_text(key)[len(self._prefix) :], repo)
+        ]
+        name = self._k("watched")
+        fields = {_text(k): _text(v) for k, v in self._redis.hgetall(name).items()}
+        prs = _prs_of(fields, repo)
+        pipe = self._redis.pipeline()
+        if keys:
+            pipe.delete(*keys)
+        if prs:
+            pipe.hdel(name, *prs)
+        pipe.execute()
+        return len(keys) + len(prs)
 
 
 _SCHEMA = """
@@ -295,6 +319,16 @@ class SqliteReviewState:
     def recall(self, key: str) -> str | None:
         with self._db() as db:
             return self._get(db, f"memo:{key}")
+
+    def forget_repo(self, repo: str) -> int:
+        with self._db() as db:
+            keys = [str(r[0]) for r in db.execute("SELECT k FROM kv")]
+            gone = [(k,) for k in keys if names_repo(f":{k}", repo)]
+            db.executemany("DELETE FROM kv WHERE k = ?", gone)
+            rows = db.execute("SELECT pr, v FROM watched").fetchall()
+            prs = [(pr,) for pr in _prs_of({str(r[0]): str(r[1]) for r in rows}, repo)]
+            db.executemany("DELETE FROM watched WHERE pr = ?", prs)
+        return len(gone) + len(prs)
 
 
 def _prs_of(watched: dict[str, str], repo: str) -> list[str]:
