@@ -510,3 +510,24 @@ def test_an_uninstall_forgets_its_repositories_only_when_configured_to(
     back = build(tmp_path, embedder)
     assert [back.experiences.count(r) for r in (listed, unlisted, other)] == [0, 0, 1]
     back.close()
+
+
+def test_forgetting_during_a_qdrant_outage_changes_nothing_until_it_is_run_again(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    seeded = build(tmp_path, embedder)
+    exp_id = seeded.record_experience(comment("q"))
+    seeded.apply_signal(signal(exp_id, "sig:q", kind="thumbs_down"))
+    before = seeded.scores.snapshot()
+    seeded.close()
+    down = build(tmp_path, embedder, url=f"http://127.0.0.1:{free_port()}")
+    from qdrant_client.http.exceptions import ResponseHandlingException
+
+    with pytest.raises(ResponseHandlingException):  # propagates: the task retries
+        down.forget_repo(REPO)
+    assert down.scores.snapshot() == before  # experiences go first: nothing half-forgotten
+    down.close()
+    back = build(tmp_path, embedder)
+    assert back.forget_repo(REPO).experiences == 1
+    assert back.scores.patterns(REPO) == []
+    back.close()
