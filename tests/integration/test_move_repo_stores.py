@@ -340,3 +340,18 @@ def test_forgetting_drops_every_key_naming_the_repo(state: ReviewState) -> None:
     assert state.recall(f"fix-issue-text:{OTHER}#3") == "the issue's words"
     assert state.latest(f"{OTHER}#7") == "abc" and state.add_tokens(OTHER, 0) == 500
     assert [w["repo"] for w in state.watched()] == [OTHER]
+
+
+def test_a_failed_fixs_memo_follows_the_repo_and_the_rest_expires(state: ReviewState) -> None:
+    state.remember(f"fix-issue-text:{OLD}#3", "the issue's words", 3600)
+    state.remember(f"fix-issue-text:{NEW}#4", "already here", 3600)
+    state.remember(f"fix-issue-text:{OTHER}#3", "another repo's", 3600)
+    state.set_latest(f"{OLD}#7", "abc")
+
+    state.move_repo(OLD, NEW)
+
+    assert state.recall(f"fix-issue-text:{NEW}#3") == "the issue's words"
+    assert state.recall(f"fix-issue-text:{OLD}#3") is None
+    assert state.recall(f"fix-issue-text:{NEW}#4") == "already here"
+    assert state.recall(f"fix-issue-text:{OTHER}#3") == "another repo's"
+    assert state.latest(f"{OLD}#7") == "abc"  # short-lived: left to expire

@@ -47,8 +47,9 @@ class ReviewState(Protocol):
         """Re-key the watched pull requests of ``old`` under ``new`` (a renamed or
         transferred repository), so reactions on them are still polled; returns how many
         moved. A transfer may land the repo in another installation (``installation_id``),
-        whose token the poller must then use. Claims, heads and budgets are short-lived
-        and are left to expire."""
+        whose token the poller must then use. Memos naming the repo (a failed fix's
+        issue, kept for months so that a human fix of it can teach Kaizen) move too, with
+        their expiry; claims, heads and budgets are short-lived and are left to expire."""
         ...
 
     def remember(self, key: str, value: str, ttl_s: float) -> None: ...
@@ -60,6 +61,15 @@ class ReviewState(Protocol):
         (locks, heads, token budgets, and memos such as a failed fix's issue text, kept
         for months); how many entries went."""
         ...
+
+
+def renamed_key(key: str, old: str, new: str) -> str | None:
+    """``key`` with ``old`` replaced by ``new`` where it names the repository (see
+    :func:`names_repo`), or ``None`` if it does not name ``old``."""
+    for sep in "#:":
+        if f":{old}{sep}" in key:
+            return key.replace(f":{old}{sep}", f":{new}{sep}", 1)
+    return None
 
 
 def names_repo(key: str, repo: str) -> bool:
@@ -167,9 +177,35 @@ class RedisReviewState:
                     if gone:
                         pipe.hdel(name, *gone)
                     pipe.execute()
-                    return len(moved)
+                    break
                 except redis_lib.WatchError:
                     continue
+        self._move_memos(old, new)
+        return len(moved)
+
+    def _keys_naming(self, repo: str) -> list[str]:
+        """Every key naming ``repo``, scanned (never KEYS, which blocks Redis); glob
+        characters in the name are escaped."""
+        escaped = "".join(f"\\{ch}" if ch in "*?[]\\" else ch for ch in repo)
+        pattern = f"{self._prefix}:*:{escaped}[#:]*"
+        return [
+            _text(key)
+            for key in self._redis.scan_iter(match=pattern, count=1000)
+            if names_repo(_text(key)[len(self._prefix) :], repo)
+        ]
+
+    def _move_memos(self, old: str, new: str) -> None:
+        """Each memo is copied under the new name with its remaining time (unless one is
+        already there) and then deleted; a retried move finds only what is left."""
+        memo = self._k("memo", "")
+        for key in self._keys_naming(old):
+            target = renamed_key(key, old, new)
+            if not key.startswith(memo) or target is None:
+                continue
+            value, ttl_ms = self._redis.get(key), int(self._redis.pttl(key))  # type: ignore[arg-type]
+            if value is not None:
+                self._redis.set(target, value, px=ttl_ms if ttl_ms > 0 else None, nx=True)
+            self._redis.delete(key)
 
     def remember(self, key: str, value: str, ttl_s: float) -> None:
         self._redis.set(self._k("memo", key), value, px=int(ttl_s * 1000))
@@ -179,13 +215,7 @@ class RedisReviewState:
         return _text(value) if value is not None else None
 
     def forget_repo(self, repo: str) -> int:
-        # Scanned (never KEYS, which blocks Redis); glob characters in the name are escaped.
-        escaped = "".join(f"\\{ch}" if ch in "*?[]\\" else ch for ch in repo)
-        keys = [
-            key
-            for key in self._redis.scan_iter(match=f"{self._prefix}:*:{escaped}[#:]*", count=1000)
-            if names_repo(_text(key)[len(self._prefix) :], repo)
-        ]
+        keys = self._keys_naming(repo)
         name = self._k("watched")
         fields = {_text(k): _text(v) for k, v in self._redis.hgetall(name).items()}
         prs = _prs_of(fields, repo)
@@ -310,6 +340,16 @@ class SqliteReviewState:
                 )
                 moved += inserted.rowcount
                 db.execute("DELETE FROM watched WHERE pr = ?", (pr,))
+            for key, value, expires in db.execute(
+                "SELECT k, v, expires FROM kv WHERE k LIKE 'memo:%'"
+            ).fetchall():
+                target = renamed_key(str(key), old, new)
+                if target is not None:
+                    db.execute(
+                        "INSERT OR IGNORE INTO kv (k, v, expires) VALUES (?, ?, ?)",
+                        (target, value, expires),
+                    )
+                    db.execute("DELETE FROM kv WHERE k = ?", (key,))
         return moved
 
     def remember(self, key: str, value: str, ttl_s: float) -> None:
