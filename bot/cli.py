@@ -287,6 +287,7 @@ def _memory_rebuild(args: argparse.Namespace) -> int:
 def _memory_move(args: argparse.Namespace) -> int:
     """For moves Kaizen did not hear of (it was down, or not subscribed to the event)."""
     from memory.scores import validate_repo
+    from workers.review.state import review_state
 
     try:
         old, new = validate_repo(args.old), validate_repo(args.new)
@@ -296,10 +297,12 @@ def _memory_move(args: argparse.Namespace) -> int:
     report = _on_memory("memory move", lambda memory: memory.move_repo(old, new))
     if report is None:
         return 1
+    settings = load_settings()
+    watched = review_state(settings.redis_url, settings.data_dir).move_repo(old, new)
     print(
         f"moved {old} -> {new}: {report.experiences} experiences, {report.patterns} patterns,"
         f" {report.archived_signals} archived signals, {report.events} report events,"
-        f" {report.transitions} LLM calls"
+        f" {report.transitions} LLM calls, {watched} watched pull requests"
     )
     return 0
 

@@ -14,6 +14,7 @@ from bot.settings import Settings
 from memory.trajectories import Transition
 from memory.types import Experience, Kind
 from tests.integration.procs import kaizen_cmd, kaizen_env
+from workers.review.state import review_state
 
 pytestmark = pytest.mark.slow
 
@@ -128,10 +129,12 @@ def test_memory_move_carries_a_renamed_repo_and_feedback_still_finds_its_comment
 ) -> None:
     data, exp_id = seeded
     assert run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_up").returncode == 0
+    review_state(None, data).watch(REPO, 7, 11, 1.0)  # its reactions are still polled
     moved = run(data, "memory", "move", REPO, "octo-org/app-v2")
     assert moved.returncode == 0, moved.stderr
     assert moved.stdout.startswith("moved octo-org/app -> octo-org/app-v2: 1 experiences, 1 ")
-    assert " 1 LLM calls" in moved.stdout
+    assert " 1 LLM calls, 1 watched pull requests" in moved.stdout
+    assert [w["repo"] for w in review_state(None, data).watched()] == ["octo-org/app-v2"]
     later = run(data, "feedback", "--finding", exp_id, "--signal", "thumbs_up", "--actor", "bo")
     assert "in octo-org/app-v2 is now accepted" in later.stdout, later.stdout
     memory = build_memory(Settings(data_dir=data))
