@@ -10,7 +10,8 @@
    ``search_similar`` filtered by repo and kind, reopening the folder, one
    ``enforce_retention`` pass (run after every upsert), ``count``, and re-labelling one
    repo's experiences as after a rename (``move_repo``, the experience-store step of
-   ``kaizen memory move``).
+   ``kaizen memory move``), and deleting another repo's (``forget_repo``, the
+   experience-store step of ``kaizen memory forget``).
 3. When embedded search at 100k is over 50 ms p50: the same query without the payload
    filter, and on a collection holding a single repo's share of the points (what one
    collection per repo/org would give), to show where the time goes.
@@ -186,6 +187,12 @@ def bench_store(work: Path, embedder: CachedEmbedder, n: int, queries: int) -> d
     moved = store.move_repo(REPOS[0], f"{REPOS[0]}-renamed")
     result["move_repo"] = {
         "experiences": moved,
+        "ms": round((time.perf_counter() - t0) * 1000, 1),
+    }
+    t0 = time.perf_counter()
+    forgotten = store.forget_repo(REPOS[1])
+    result["forget_repo"] = {
+        "experiences": forgotten,
         "ms": round((time.perf_counter() - t0) * 1000, 1),
     }
     store.close()
