@@ -571,31 +571,45 @@ class ExperienceStore:
         archive what scores are built from: a rebuild must still add up after retention.
         """
         self._ensure()
-        deleted = 0
         repo_filter = models.Filter(must=[_match("repo", repo)])
+        return self._delete_in_batches(
+            repo_filter,
+            on_delete,
+            wanted=lambda: self._count(repo_filter) - self.retention_per_repo,
+            order_by=models.OrderBy(key="created_at", direction=models.Direction.ASC),
+        )
+
+    def _delete_in_batches(
+        self,
+        selection: models.Filter,
+        on_delete: Callable[[list[Experience]], None] | None,
+        *,
+        wanted: Callable[[], int] = lambda: 1000,
+        order_by: models.OrderBy | None = None,
+    ) -> int:
+        """Delete up to ``wanted()`` selected points at a time (at most 1000), until it says
+        none or none are left; ``on_delete`` sees each batch with its payload first, so a
+        failure there keeps the batch. How many were deleted."""
+        deleted = 0
         with self._lock:
-            while True:
-                excess = self._count(repo_filter) - self.retention_per_repo
-                if excess <= 0:
-                    return deleted
-                oldest, _ = self.client.scroll(
+            while (want := wanted()) > 0:
+                batch, _ = self.client.scroll(
                     self.collection,
-                    scroll_filter=repo_filter,
-                    order_by=models.OrderBy(key="created_at", direction=models.Direction.ASC),
-                    limit=min(excess, 1000),
+                    scroll_filter=selection,
+                    order_by=order_by,
+                    limit=min(want, 1000),
                     with_payload=on_delete is not None,
                     with_vectors=False,
                 )
-                if not oldest:
-                    return deleted
+                if not batch:
+                    break
                 if on_delete is not None:
-                    on_delete([self._from_payload(r.payload or {}, r.id) for r in oldest])
+                    on_delete([self._from_payload(r.payload or {}, r.id) for r in batch])
                 self.client.delete(
-                    self.collection,
-                    models.PointIdsList(points=[r.id for r in oldest]),
-                    wait=True,
+                    self.collection, models.PointIdsList(points=[r.id for r in batch]), wait=True
                 )
-                deleted += len(oldest)
+                deleted += len(batch)
+        return deleted
 
     def move_repo(self, old: str, new: str, *, installation_id: int | None = None) -> int:
         """Re-label a renamed or transferred repository's experiences (repo, org and, when
@@ -627,25 +641,7 @@ class ExperienceStore:
         batches that ``on_delete`` sees first, as retention's do. Idempotent: a second call
         finds nothing; a failure leaves the rest for the next call. How many went."""
         self._ensure()
-        repo_filter = models.Filter(must=[_match("repo", repo)])
-        deleted = 0
-        with self._lock:
-            while True:
-                batch, _ = self.client.scroll(
-                    self.collection,
-                    scroll_filter=repo_filter,
-                    limit=1000,
-                    with_payload=on_delete is not None,
-                    with_vectors=False,
-                )
-                if not batch:
-                    return deleted
-                if on_delete is not None:
-                    on_delete([self._from_payload(r.payload or {}, r.id) for r in batch])
-                self.client.delete(
-                    self.collection, models.PointIdsList(points=[r.id for r in batch]), wait=True
-                )
-                deleted += len(batch)
+        return self._delete_in_batches(models.Filter(must=[_match("repo", repo)]), on_delete)
 
     def repos_of_installation(self, installation_id: int) -> list[str]:
         """The repositories with experiences written under this installation, sorted (an
