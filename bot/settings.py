@@ -111,6 +111,10 @@ class Settings(BaseSettings):
     # removed from the installation, or the App uninstalled). Off: memory is kept, so an
     # accidental uninstall loses nothing; `kaizen memory forget` erases on request.
     forget_removed_repos: bool = False
+    # How long to wait before forgetting: GitHub tells the old owner's installation that it
+    # lost a transferred repository at about the time it sends repository.transferred, and
+    # the move must carry the memory over first. Below the broker's redelivery window.
+    forget_delay_s: int = Field(default=600, ge=0, le=1800)
 
     # Webhook intake.
     max_body_bytes: int = Field(default=25 * 1024 * 1024, gt=0)

@@ -462,7 +462,9 @@ def poll_reactions(self: Task) -> dict[str, Any]:
 def installation_changed(self: Task, delivery: Delivery) -> dict[str, Any]:
     """The App's reach changed. A removed or suspended installation loses its cached client;
     a deleted or removed repository, or an uninstall, erases what was learned about the
-    repositories lost when ``KAIZEN_FORGET_REMOVED_REPOS`` is on."""
+    repositories lost when ``KAIZEN_FORGET_REMOVED_REPOS`` is on, ``KAIZEN_FORGET_DELAY_S``
+    later: a transfer also tells the old installation it lost the repository, and the
+    memory must be moved (``repository_moved``) before the old name is forgotten."""
     ctx = _context(self)
     with _delivery_context(delivery):
         event, action = delivery.get("event"), delivery.get("action")
@@ -485,10 +487,14 @@ def installation_changed(self: Task, delivery: Delivery) -> dict[str, Any]:
         if not ctx.settings.forget_removed_repos:
             log.info("memory of %s kept: KAIZEN_FORGET_REMOVED_REPOS is off", removal.repos)
             return {"status": "kept", "action": action, "repos": list(removal.repos)}
+        delay = ctx.settings.forget_delay_s
+        if delay and not self.request.retries:  # a transfer's move goes first
+            log.info("forgetting %s in %d s", removal.repos or "the installation", delay)
+            raise self.retry(countdown=delay, max_retries=41)
         try:
             forgotten = _forget(ctx, removal)
         except Exception as exc:  # Qdrant or Redis down: forgetting again finishes it
-            raise self.retry(countdown=30, max_retries=40, exc=exc) from exc
+            raise self.retry(countdown=30, max_retries=41, exc=exc) from exc
     return {"status": "forgotten", "action": action, "repos": forgotten}
 
 

@@ -956,7 +956,9 @@ class FakeGitHub:
         collaborators) under ``new_owner/name``, takes it out of the old owner's
         installation and into the new owner's (an installation with selected repositories
         gets it added; one on all repositories covers it anyway). GitHub sends the webhook
-        to the new owner's installation, with the old owner under ``changes.owner.from``.
+        to the new owner's installation, with the old owner under ``changes.owner.from``;
+        the old owner's installation first hears ``installation_repositories.removed``
+        (under the old name), as GitHub sends it.
         Unknown owners are created as organizations, as ``add_repo`` does. Known
         simplification: requests under the old name answer 404, as for an unknown
         repository, where GitHub answers them with a 301 redirect.
@@ -979,6 +981,8 @@ class FakeGitHub:
                 if old.type == "Organization"
                 else {"user": self._user_json(old_owner)}
             )
+            losing = self._installation_for(repo)
+            lost = self._repo_brief(repo)
             for inst in self._installations.values():
                 if inst.repos is not None:
                     inst.repos.discard(full_name)
@@ -986,6 +990,8 @@ class FakeGitHub:
             for inst in self._installations.values():
                 if inst.account == new_owner and inst.repos is not None:
                     inst.repos.add(repo.full_name)
+            if losing is not None and losing is not self._installation_for(repo):
+                self._emit_repositories_removed(losing, [lost], user)
             self._emit(
                 "repository", "transferred", repo, user, {"changes": {"owner": {"from": was}}}
             )
@@ -3063,6 +3069,49 @@ class FakeGitHub:
             redelivery=False,
         )
         self._queue_delivery(delivery)
+
+    @staticmethod
+    def _repo_brief(repo: _Repo) -> dict[str, Any]:
+        """A repository as installation events list it."""
+        node_id = base64.b64encode(f"010:Repository{repo.id}".encode()).decode()
+        return {
+            "id": repo.id,
+            "node_id": node_id,
+            "name": repo.name,
+            "full_name": repo.full_name,
+            "private": repo.private,
+        }
+
+    def _emit_repositories_removed(
+        self, inst: _Installation, repos: list[dict[str, Any]], sender: str
+    ) -> None:
+        """``installation_repositories.removed``: sent to every App, subscribed or not."""
+        payload: dict[str, Any] = {
+            "action": "removed",
+            "installation": self._installation_json(inst),
+            "repository_selection": "all" if inst.repos is None else "selected",
+            "repositories_added": [],
+            "repositories_removed": repos,
+            "requester": None,
+            "sender": self._user_json(sender),
+        }
+        for problem in self.contract.check_webhook("installation-repositories-removed", payload):
+            if not _tolerated(problem):
+                self.contract_errors.append(f"webhook installation_repositories.removed: {problem}")
+        if self._webhook_url is None:
+            return
+        self._queue_delivery(
+            _Delivery(
+                id=next(self._ids),
+                guid=str(uuid.uuid4()),
+                event="installation_repositories",
+                action="removed",
+                installation_id=inst.id,
+                repository_id=None,
+                payload=payload,
+                redelivery=False,
+            )
+        )
 
     def _queue_delivery(self, delivery: _Delivery) -> None:
         self._deliveries.append(delivery)

@@ -130,6 +130,7 @@ SENT_WEBHOOKS: tuple[str, ...] = (
     "repository-renamed",
     "repository-transferred",
     "repository-deleted",
+    "installation-repositories-removed",
 )
 
 # Path parameters that may contain slashes (file paths, git refs, "base...head").

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 REPO = "octo-org/shop"
 LEGACY = "octo-org/legacy"  # renamed by its own test
 SCRATCH = "octo-org/scratch"  # deleted by its own test
+MOVER = "octo-org/mover"  # transferred to another installation by its own test
 # Patterns no other test here gives feedback on, so what the renamed repo learned decides.
 LEGACY_CODE = """\
 def check(value, flag):
@@ -116,14 +117,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             },
             installation_id=installation,
         )
-        fake.add_repo(
-            SCRATCH,
-            files={
-                "README.md": "# scratch\n",
-                ".github/kaizen.yml": "review:\n  min_severity: info\n",
-            },
-            installation_id=installation,
-        )
+        for name in (SCRATCH, MOVER):
+            fake.add_repo(
+                name,
+                files={
+                    "README.md": "# x\n",
+                    ".github/kaizen.yml": "review:\n  min_severity: info\n",
+                },
+                installation_id=installation,
+            )
         fake.add_user("alice")
         fake.add_collaborator(REPO, "alice", "write")
         port = free_port()
@@ -140,6 +142,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             llm_api_key=LLM_KEY,
             llm_model="fake-gpt",
             forget_removed_repos="true",
+            forget_delay_s="3",
             **common,
         )
         web_log, worker_log = tmp / "web.log", tmp / "worker.log"
@@ -542,3 +545,29 @@ def test_a_deleted_repo_is_forgotten_and_takes_its_lessons_out_of_the_org(stack:
     watched = RedisReviewState(stack.redis_url).watched()
     assert SCRATCH not in {w["repo"] for w in watched}
     assert f"memory of {SCRATCH} forgotten" in stack.worker_log.read_text()
+
+
+def test_a_transfer_keeps_its_memory_though_the_old_installation_lost_the_repo(
+    stack: Stack,
+) -> None:
+    fake, new = stack.fake, "globex/mover"
+    fake.add_installation("globex", repos=[])
+    pr = fake.open_pull_request(
+        MOVER, head="m-1", changes={"mover/x.py": LEGACY_CODE}, title="X", user="alice"
+    )
+    wait_review(stack, pr["number"], repo=MOVER)
+    comment = kaizen_comments(fake, pr["number"], MOVER)[0]  # whatever the org still wants
+    pattern = pattern_of(comment)
+    fake.add_reaction("review_comment", MOVER, comment["id"], "-1", user="alice")
+    stack.publisher.send_task("kaizen.poll_reactions", queue="feedback")
+    fake.wait_for(lambda: scores(stack, pattern, MOVER)[1] > 0, timeout=60)
+    learned = scores(stack, pattern, MOVER)
+
+    # GitHub tells the old installation it lost the repository, then sends the transfer.
+    fake.transfer_repo(MOVER, "globex", user="alice")
+    fake.wait_for(
+        lambda: f"memory of {MOVER} forgotten" in stack.worker_log.read_text(), timeout=60
+    )
+    # The forget waited for the move, so it found nothing under the old name.
+    assert scores(stack, pattern, new) == pytest.approx(learned, rel=1e-6)
+    assert scores(stack, pattern, MOVER) == (0.0, 0.0)

@@ -891,6 +891,9 @@ def test_transfer_from_an_organization_sends_repository_transferred(
     assert payload["changes"]["owner"]["from"]["organization"]["login"] == "acme"
     assert payload["installation"]["id"] == new_inst
     assert payload["organization"]["login"] == "globex"
+    [removed] = receiver.payloads("installation_repositories")  # the old owner's App lost it
+    assert (removed["action"], removed["installation"]["id"]) == ("removed", world.installation_id)
+    assert [r["full_name"] for r in removed["repositories_removed"]] == [REPO]
     old_token = gh.create_installation_token(world.installation_id)
     new_token = gh.create_installation_token(new_inst)
     url = f"{gh.base_url}/repos/globex/shop/issues/1"
