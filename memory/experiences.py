@@ -643,17 +643,16 @@ class ExperienceStore:
         self._ensure()
         return self._delete_in_batches(models.Filter(must=[_match("repo", repo)]), on_delete)
 
-    def repos_of_installation(self, installation_id: int) -> list[str]:
-        """The repositories with experiences written under this installation, sorted (an
-        uninstalled App's payload may not list every repository it could see)."""
+    def repos(self, installation_id: int | None = None) -> list[str]:
+        """The repositories with experiences, sorted; with ``installation_id``, those written
+        under that installation (an uninstalled App's payload may not list them all)."""
         self._ensure()
+        where = None
+        if installation_id is not None:
+            where = models.Filter(must=[_match("installation_id", int(installation_id))])
         with self._reading():
             facet = self.client.facet(
-                self.collection,
-                "repo",
-                facet_filter=models.Filter(must=[_match("installation_id", int(installation_id))]),
-                limit=100_000,
-                exact=True,
+                self.collection, "repo", facet_filter=where, limit=100_000, exact=True
             )
         return sorted(str(hit.value) for hit in facet.hits)
 

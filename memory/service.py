@@ -432,7 +432,19 @@ class Memory:
 
     def repos_of_installation(self, installation_id: int) -> list[str]:
         """Repositories with experiences under this installation (to forget on uninstall)."""
-        return self.experiences.repos_of_installation(installation_id)
+        return self.experiences.repos(installation_id)
+
+    def known_repos(self) -> set[str]:
+        """Every repository memory holds anything about. Experiences, report events and LLM
+        calls cover the rest: signals, archived ones included, hang off experiences (and
+        retention always leaves a repo its newest ones), and watched PRs and fix memos
+        come with experiences; what else review state holds expires within 30 days. An
+        uninstall listing a thousand repositories then forgets only these, instead of
+        scanning every store once per name."""
+        known = set(self.experiences.repos()) | set(self.trajectories.repos())
+        if self.activity is not None:
+            known |= set(self.activity.repos())
+        return known
 
     # -- rebuilding --------------------------------------------------------------------------
 

@@ -357,6 +357,12 @@ class TrajectoryStore:
             rows = conn.execute(sql, params).fetchall()
         return [(float(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows]
 
+    def repos(self) -> list[str]:
+        """Every repository with recorded LLM calls, sorted (read from the repo index)."""
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT DISTINCT repo FROM transitions WHERE repo != ''")
+            return sorted(str(r[0]) for r in rows)
+
     def stats(self) -> dict[str, Any]:
         """Counts for dashboards and for deciding whether there is enough to train on."""
         with closing(self._connect()) as conn:

@@ -502,6 +502,8 @@ def _forget(ctx: WorkerContext, removal: Removal) -> dict[str, dict[str, Any]]:
     """Forget each lost repository (on an uninstall, also those only memory knows of)."""
     repos = list(removal.repos)
     if removal.whole_installation and removal.installation_id is not None:
+        known = ctx.memory.known_repos()  # an uninstall may list every repository it saw
+        repos = [r for r in repos if r in known]
         repos += ctx.memory.repos_of_installation(removal.installation_id)
     forgotten = {}
     for repo in dict.fromkeys(repos):

@@ -446,6 +446,7 @@ def test_a_forgotten_repo_leaves_nothing_behind_and_rebuild_agrees(memory: Memor
     )
     memory.pending.park(signal(ids[1], "sig:parked", kind="thumbs_up"), "qdrant was down")
     assert memory.repos_of_installation(9) == [REPO]
+    assert memory.known_repos() == {REPO, sibling}
 
     report = memory.forget_repo(REPO)
 
@@ -463,6 +464,7 @@ def test_a_forgotten_repo_leaves_nothing_behind_and_rebuild_agrees(memory: Memor
     assert memory.activity is not None and memory.activity.repos() == [sibling]
     assert list(memory.trajectories.iter_transitions(repo=REPO)) == []
     assert memory.pending.count() == 0 and memory.repos_of_installation(9) == []
+    assert memory.known_repos() == {sibling}
     assert memory.rebuild().unchanged
     again = memory.forget_repo(REPO)
     assert (again.experiences, again.patterns, again.events, again.transitions) == (0, 0, 0, 0)
@@ -477,6 +479,8 @@ def test_an_uninstall_forgets_its_repositories_only_when_configured_to(
     from workers.context import close_contexts
 
     payload = load_webhook("installation.deleted.json")
+    never = {**payload["repositories"][0], "id": 404, "name": "idle", "full_name": "octocat/idle"}
+    payload["repositories"].append(never)  # listed, but Kaizen never saw it: not scanned for
     installation = payload["installation"]["id"]
     listed, unlisted, other = "octocat/Hello-World", "octocat/private-tool", "octocat/kept"
     seeded = build(tmp_path, embedder)
