@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.sqlite import LocalSQLite
 from memory.types import GONE_KIND, Experience
@@ -130,28 +130,28 @@ class RedisSignalArchive:
     def count(self) -> int:
         return int(self._r.hlen(self._key))
 
+    def _entries_of(self, repo: str) -> dict[str, list[Any]]:
+        """The repo's archived signals by id, scanned, not scripted: the archive can be
+        large and a script would block Redis. One archived under ``repo`` meanwhile is
+        caught when the move or forget is retried."""
+        found = {}
+        for sid, value in self._r.hscan_iter(self._key, count=1000):
+            entry = json.loads(value)
+            if entry[0] == repo:
+                found[sid] = entry
+        return found
+
     def move_repo(self, old: str, new: str) -> int:
         if old == new:
             return 0
-        # Scanned, not scripted: the archive can be large and a script would block Redis.
-        # A signal archived under the old name meanwhile is caught by the move's retry.
-        changed = {}
-        for sid, value in self._r.hscan_iter(self._key, count=1000):
-            repo, *rest = json.loads(value)
-            if repo == old:
-                changed[sid] = json.dumps([new, *rest])
+        changed = {sid: json.dumps([new, *e[1:]]) for sid, e in self._entries_of(old).items()}
         items = list(changed.items())
         for start in range(0, len(items), 1000):
             self._r.hset(self._key, mapping=dict(items[start : start + 1000]))
         return len(changed)
 
     def forget_repo(self, repo: str) -> int:
-        # Scanned, as a move is; one archived meanwhile is caught by the forget's retry.
-        gone = [
-            sid
-            for sid, value in self._r.hscan_iter(self._key, count=1000)
-            if json.loads(value)[0] == repo
-        ]
+        gone = list(self._entries_of(repo))
         for start in range(0, len(gone), 1000):
             self._r.hdel(self._key, *gone[start : start + 1000])
         return len(gone)

@@ -54,7 +54,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from memory.types import GLOBAL_SCOPE, SEVERITY_WEIGHT, Candidate, scopes_for
 
@@ -256,6 +256,8 @@ def _nothing_left(n: int, left: tuple[float, float], moved: tuple[float, float])
         abs(r) <= 1e-9 * max(abs(m), 1e-300) for r, m in zip(left, moved, strict=True)
     )
 
+
+T = TypeVar("T")
 
 # Where a repository's rows go: (scope, +1 to add them or -1 to take them out), in order.
 Shift = list[tuple[str, int]]
@@ -1058,38 +1060,32 @@ class SqliteScoreStore(_StoreBase):
         totals: dict[tuple[str, str], Totals] | None,
         recent: dict[tuple[str, str], tuple[float, float, float]],
     ) -> None:
-        with self._lock:
-            conn = self._conn()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute("DELETE FROM sums")
+        def replace_rows(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM sums")
+            conn.executemany(
+                "INSERT INTO sums (scope, pattern, a, b) VALUES (?, ?, ?, ?)",
+                [(s, p, a, b) for (s, p), (a, b) in sums.items()],
+            )
+            conn.execute("DELETE FROM recent")
+            conn.executemany(
+                "INSERT INTO recent (scope, pattern, a, b, last) VALUES (?, ?, ?, ?, ?)",
+                [(s, p, a, b, t) for (s, p), (a, b, t) in recent.items()],
+            )
+            conn.execute("DELETE FROM applied")
+            conn.executemany("INSERT INTO applied (id) VALUES (?)", [(i,) for i in applied_ids])
+            if totals is not None:
+                conn.execute("DELETE FROM totals")
                 conn.executemany(
-                    "INSERT INTO sums (scope, pattern, a, b) VALUES (?, ?, ?, ?)",
-                    [(s, p, a, b) for (s, p), (a, b) in sums.items()],
+                    "INSERT INTO totals (scope, pattern, n, a, b) VALUES (?, ?, ?, ?, ?)",
+                    [(s, p, t.n, t.alpha, t.beta) for (s, p), t in totals.items()],
                 )
-                conn.execute("DELETE FROM recent")
-                conn.executemany(
-                    "INSERT INTO recent (scope, pattern, a, b, last) VALUES (?, ?, ?, ?, ?)",
-                    [(s, p, a, b, t) for (s, p), (a, b, t) in recent.items()],
-                )
-                conn.execute("DELETE FROM applied")
-                conn.executemany("INSERT INTO applied (id) VALUES (?)", [(i,) for i in applied_ids])
-                if totals is not None:
-                    conn.execute("DELETE FROM totals")
-                    conn.executemany(
-                        "INSERT INTO totals (scope, pattern, n, a, b) VALUES (?, ?, ?, ?, ?)",
-                        [(s, p, t.n, t.alpha, t.beta) for (s, p), t in totals.items()],
-                    )
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('half_life_s', ?)",
-                    (self._half_life_tag,),
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            self._stale_tag = None
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('half_life_s', ?)",
+                (self._half_life_tag,),
+            )
+
+        self._in_one_step(replace_rows)
+        self._stale_tag = None
 
     def _move(self, old: str, new: str, orgs: tuple[str, str] | None) -> int:
         def move(conn: sqlite3.Connection) -> int:
@@ -1115,7 +1111,7 @@ class SqliteScoreStore(_StoreBase):
 
         return self._in_one_step(forget)
 
-    def _in_one_step(self, change: Callable[[sqlite3.Connection], int]) -> int:
+    def _in_one_step(self, change: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``change`` in one ``BEGIN IMMEDIATE``: every process sees all of it or none."""
         with self._lock:
             conn = self._conn()
@@ -1211,21 +1207,15 @@ class SqliteScoreStore(_StoreBase):
         return [Mute(str(s), str(p), str(b), float(a)) for s, p, b, a in rows]
 
     def _log_shadow(self, entry: ShadowEntry) -> None:
-        with self._lock:
-            conn = self._conn()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute(
-                    "INSERT INTO shadow (repo, pattern, key, sampled, reason, at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (entry.repo, entry.pattern, entry.key, entry.sampled, entry.reason, entry.at),
-                )
-                conn.execute(_SQL_TRIM_SHADOW, (entry.repo, entry.repo, SHADOW_KEEP))
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        def append(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO shadow (repo, pattern, key, sampled, reason, at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (entry.repo, entry.pattern, entry.key, entry.sampled, entry.reason, entry.at),
+            )
+            conn.execute(_SQL_TRIM_SHADOW, (entry.repo, entry.repo, SHADOW_KEEP))
+
+        self._in_one_step(append)
 
     def _shadow(self, repo: str, limit: int) -> list[ShadowEntry]:
         rows = self._read(
