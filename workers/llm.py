@@ -242,31 +242,52 @@ def chat_from_settings(
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]} is out of range")
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# Strict JSON: NaN, Infinity and numbers that overflow to them would slip into line numbers
+# and scores, where every comparison with them is false.
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_not_json)
+
+
 def extract_json(text: str) -> tuple[Any, str | None]:
     """The JSON value in a model's answer and None, or None and why there is none.
 
     Models without structured output wrap JSON in prose or a ```json fence; the first
-    object found is taken.
+    object found is taken. A model stuck repeating ``[`` nests deeper than Python's stack
+    allows: that is a reason to retry too, never an exception.
     """
     stripped = text.strip()
     if not stripped:
         return None, "the answer was empty"
-    try:
-        return json.loads(stripped), None
-    except ValueError:
-        pass
-    for match in _FENCE.finditer(stripped):
+    too_deep = False
+    candidates = [stripped, *(m.group(1) for m in _FENCE.finditer(stripped))]
+    for candidate in candidates:
         try:
-            return json.loads(match.group(1)), None
+            return _DECODER.decode(candidate.strip()), None
         except ValueError:
             continue
-    decoder = json.JSONDecoder()
+        except RecursionError:
+            too_deep = True
     starts = [i for i, ch in enumerate(stripped) if ch == "{"][:50]
     for start in starts:
         try:
-            value, _ = decoder.raw_decode(stripped, start)
+            value, _ = _DECODER.raw_decode(stripped, start)
         except ValueError:
+            continue
+        except RecursionError:
+            too_deep = True
             continue
         if isinstance(value, dict):
             return value, None
+    if too_deep:
+        return None, "the answer nests too deep to read; answer one flat JSON object"
     return None, "no JSON object found in the answer"

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import regex
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.service import Memory
@@ -33,6 +34,13 @@ log = logging.getLogger(__name__)
 
 MAX_STEPS = 12
 MAX_OBSERVATION_CHARS = 4000
+SEARCH_TIMEOUT_S = 2.0
+"""How long one ``search`` may take over all files. The model writes the pattern after
+reading the issue, which anyone may have written, so a pattern like ``(a+)+$`` is to be
+expected; Python's ``re`` cannot be interrupted, the ``regex`` module can."""
+# ``regex`` unrolls a counted repeat when it compiles: ``a{100000000}`` would take gigabytes
+# before any timeout applies.
+_BIG_REPEAT = re.compile(r"\{\s*\d*\s*,?\s*\d{4,}")
 
 SYSTEM_PROMPT = (
     "You fix a bug in a Python repository so that its failing tests pass without breaking "
@@ -70,6 +78,33 @@ class _State:
     files: dict[str, str]  # current text of every file the model edited (or read)
     originals: dict[str, str]
     last_fixed: int = 0
+
+
+class _BadArgument(ValueError):
+    """An action's argument has a type the tool cannot use; the model is told and retries."""
+
+
+def _text_arg(args: dict[str, Any], name: str) -> str:
+    value = args.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _BadArgument(f"{name!r} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _line_arg(args: dict[str, Any], name: str, default: int) -> int:
+    """A line number as a weak model may write it: 12, 12.0 or "12"."""
+    value = args.get(name)
+    if value is None or value == "":
+        return default
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]{1,9}\s*", value):
+        return int(value)
+    raise _BadArgument(f"{name!r} must be a line number, not {str(value)[:40]!r}")
 
 
 def _cut(text: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
@@ -163,7 +198,7 @@ class LlmFixPolicy:
         args = action.args
         try:
             if action.action == "search":
-                return self._search(str(args.get("pattern") or ""), ctx, state), None, False
+                return self._search(_text_arg(args, "pattern"), ctx, state), None, False
             if action.action == "read":
                 return self._read(args, ctx, state), None, False
             if action.action == "edit":
@@ -172,7 +207,7 @@ class LlmFixPolicy:
                 return self._run(ctx, runner, state)
             if action.action == "finish":
                 return "ok: " + str(args.get("explanation") or "")[:500], None, True
-        except RefusedEdit as exc:
+        except (RefusedEdit, _BadArgument) as exc:
             return f"error: {exc}", None, False
         return f"error: unknown action {action.action!r}", None, False
 
@@ -183,38 +218,48 @@ class LlmFixPolicy:
         return ctx.files.get(norm)
 
     def _search(self, pattern: str, ctx: FixContext, state: _State) -> str:
+        pattern = pattern[:200]
+        if _BIG_REPEAT.search(pattern):
+            return "error: bad regex: repeat counts over 999 are refused"
         try:
-            regex = re.compile(pattern[:200])
-        except re.error as exc:
+            compiled = regex.compile(pattern)
+        except (regex.error, ValueError, OverflowError) as exc:
             return f"error: bad regex: {exc}"
+        deadline = time.monotonic() + SEARCH_TIMEOUT_S
         hits = []
-        for path in sorted(ctx.files):
-            text = state.files.get(path, ctx.files[path])
-            for number, line in enumerate(text.splitlines(), 1):
-                if regex.search(line):
-                    hits.append(f"{path}:{number}: {line.strip()[:160]}")
-                    if len(hits) >= 40:
-                        return "\n".join(hits) + "\n… (more)"
+        try:
+            for path in sorted(ctx.files):
+                text = state.files.get(path, ctx.files[path])
+                for number, line in enumerate(text.splitlines(), 1):
+                    if compiled.search(line, timeout=max(0.001, deadline - time.monotonic())):
+                        hits.append(f"{path}:{number}: {line.strip()[:160]}")
+                        if len(hits) >= 40:
+                            return "\n".join(hits) + "\n… (more)"
+        except TimeoutError:
+            return (
+                f"error: the search took over {SEARCH_TIMEOUT_S:g} s and was stopped; "
+                "use a simpler pattern (a plain name works best)"
+            )
         return "\n".join(hits) or "no match"
 
     def _read(self, args: dict[str, Any], ctx: FixContext, state: _State) -> str:
-        path = str(args.get("path") or "")
+        path = _text_arg(args, "path")
         text = self._text(path, ctx, state)
         if text is None:
             return f"error: no Python file {path!r} in the repository"
         lines = text.splitlines()
-        start = max(1, int(args.get("start") or 1))
-        end = min(len(lines), int(args.get("end") or start + 150), start + 300)
+        start = max(1, _line_arg(args, "start", 1))
+        end = min(len(lines), _line_arg(args, "end", start + 150), start + 300)
         return "\n".join(f"{n}: {lines[n - 1]}" for n in range(start, end + 1))
 
     def _edit(self, args: dict[str, Any], ctx: FixContext, state: _State) -> str:
-        path = check_edit_path(str(args.get("path") or ""))
+        path = check_edit_path(_text_arg(args, "path"))
         if re.search(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)", path):
             return "error: refused: tests are the judge, not the patient; edit the code"
         text = self._text(path, ctx, state)
         if text is None:
             return f"error: no Python file {path!r} in the repository"
-        search, replace = str(args.get("search") or ""), str(args.get("replace") or "")
+        search, replace = _text_arg(args, "search"), _text_arg(args, "replace")
         count = text.count(search) if search else 0
         if count != 1:
             return f"error: the search text occurs {count} times in {path}; quote exactly one place"

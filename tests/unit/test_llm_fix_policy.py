@@ -1,0 +1,190 @@
+"""The LLM fixer's tools under answers a weak, confused or prompt-injected model gives: every
+bad action costs one step with an error the model can read, never the fix run."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workers.fix.evaluate import TestsOutcome
+from workers.fix.llm_policy import SEARCH_TIMEOUT_S, LlmFixPolicy
+from workers.fix.loop import FixContext
+from workers.llm import ChatAnswer
+from workers.sandbox.base import RunResult
+from workers.sandbox.junit import TestResult
+
+CODE = "def total(prices):\n    return sum(prices) * 2\n"
+
+
+class ScriptedModel:
+    """Answers with the given texts in turn, then finishes; keeps what it was shown."""
+
+    model = "scripted"
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = list(answers)
+        self.shown: list[list[dict[str, str]]] = []
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json_schema: dict[str, Any] | None = None,
+        schema_name: str = "answer",
+        max_tokens: int | None = None,
+    ) -> ChatAnswer:
+        self.shown.append(messages)
+        text = self.answers.pop(0) if self.answers else '{"action": "finish", "args": {}}'
+        return ChatAnswer(text, self.model, 10, 5, 0.01)
+
+
+class NoTestRuns:
+    """The actions under test never run tests; a run would mean a wrong dispatch."""
+
+    runs = 0
+
+    def run(self, patches: Any) -> Any:
+        raise AssertionError("no action here should run the tests")
+
+
+def context(tmp_path: Path, files: dict[str, str] | None = None) -> FixContext:
+    failing = TestResult(
+        "tests/test_shop.py::test_total",
+        "tests.test_shop",
+        "test_total",
+        "tests/test_shop.py",
+        "failed",
+        0.01,
+        "assert 6 == 3",
+    )
+    return FixContext(
+        repo="acme/shop",
+        issue_id="7",
+        issue_text="total() doubles the sum",
+        checkout=tmp_path,
+        baseline=TestsOutcome(run=RunResult(1, "", "", 0.1), tests=[failing]),
+        suspects=[],
+        error_class="AssertionError",
+        files=files if files is not None else {"shop/price.py": CODE},
+        skills=[],
+        reflections=[],
+    )
+
+
+def act(action: str, **args: Any) -> str:
+    return json.dumps({"thought": action, "action": action, "args": args})
+
+
+def observations(model: ScriptedModel) -> list[str]:
+    """What the model was told after each of its actions."""
+    return [m[-1]["content"] for m in model.shown[1:]]
+
+
+def test_a_line_number_of_the_wrong_type_is_an_error_the_model_reads(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            act("read", path="shop/price.py", start="ten"),
+            act("read", path="shop/price.py", end=[2]),
+            act("read", path="shop/price.py", start="2", end=2.0),
+            act("edit", path="shop/price.py", search="* 2", replace=""),
+            act("finish", explanation="removed the doubling"),
+        ]
+    )
+    patches, reflection = LlmFixPolicy(model).attempt(context(tmp_path), NoTestRuns(), number=1)
+    seen = observations(model)
+    assert seen[0].startswith("error:") and "'start' must be a line number" in seen[0]
+    assert seen[1].startswith("error:") and "'end'" in seen[1]
+    assert seen[2] == "2:     return sum(prices) * 2"
+    assert reflection is None
+    assert [p.after for p in patches] == ["def total(prices):\n    return sum(prices) \n"]
+
+
+def test_edit_texts_that_are_not_strings_are_refused_not_stringified(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [act("edit", path="shop/price.py", search="* 2", replace=["return", "sum(prices)"])]
+    )
+    patches, _ = LlmFixPolicy(model).attempt(context(tmp_path), NoTestRuns(), number=1)
+    assert observations(model)[0] == "error: 'replace' must be a string, not list"
+    assert patches == []
+
+
+def test_a_catastrophic_search_pattern_is_stopped_and_explained(tmp_path: Path) -> None:
+    files = {f"pkg/m{i}.py": ("a" * 3000 + "!\n") * 50 for i in range(3)}
+    model = ScriptedModel([act("search", pattern="(a|aa)+$"), act("search", pattern="total")])
+    started = time.monotonic()
+    LlmFixPolicy(model).attempt(
+        context(tmp_path, files | {"shop/price.py": CODE}), NoTestRuns(), number=1
+    )
+    assert time.monotonic() - started < SEARCH_TIMEOUT_S + 3
+    seen = observations(model)
+    assert seen[0].startswith("error: the search took over")
+    assert seen[1] == "shop/price.py:1: def total(prices):"
+
+
+def test_a_pattern_that_would_take_gigabytes_to_compile_is_refused(tmp_path: Path) -> None:
+    model = ScriptedModel([act("search", pattern="a{100000000}"), act("search", pattern="(")])
+    LlmFixPolicy(model).attempt(context(tmp_path), NoTestRuns(), number=1)
+    seen = observations(model)
+    assert seen[0] == "error: bad regex: repeat counts over 999 are refused"
+    assert seen[1].startswith("error: bad regex:")
+
+
+JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30)
+    | st.sampled_from(
+        [
+            "shop/price.py",
+            "tests/test_shop.py",
+            "../etc/passwd",
+            ".github/workflows/ci.yml",
+            "* 2",
+            "total",
+            "(a+)+$",
+            "3",
+            "-1",
+        ]
+    )
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+ARG_NAMES = st.sampled_from(
+    ["path", "start", "end", "search", "replace", "pattern", "explanation", "other"]
+)
+ANSWERS = st.one_of(
+    st.builds(
+        lambda action, args: json.dumps({"action": action, "args": args}),
+        st.sampled_from(["search", "read", "edit", "finish", "delete", ""]),
+        st.dictionaries(ARG_NAMES, JSON_VALUES, max_size=4),
+    ),
+    st.builds(lambda v: json.dumps({"action": "read", "args": v}), JSON_VALUES),
+    st.text(max_size=60),
+)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(answers=st.lists(ANSWERS, min_size=1, max_size=6))
+def test_any_answers_end_in_patches_inside_the_repository_or_none(
+    tmp_path: Path, answers: list[str]
+) -> None:
+    model = ScriptedModel(answers)
+    patches, _ = LlmFixPolicy(model, max_steps=6).attempt(context(tmp_path), NoTestRuns(), number=1)
+    assert all(p.path == "shop/price.py" for p in patches)
+    assert all(isinstance(o, str) and o for o in observations(model))
