@@ -8,7 +8,6 @@ from workers.review.diff_model import (
     NOTHING_TO_REVIEW,
     RENAMED_UNCHANGED,
     DiffModel,
-    compile_glob,
     only_new,
 )
 
@@ -149,21 +148,6 @@ def test_path_filters_skip_excluded_and_not_included_files(model: DiffModel) -> 
     assert model.file("app.py").skipped is None  # type: ignore[union-attr]
     assert model.file("new_name.py").skipped == "excluded by review.paths.exclude"  # type: ignore[union-attr]
     assert model.file("end.txt").skipped == "not in review.paths.include"  # type: ignore[union-attr]
-
-
-@pytest.mark.parametrize(
-    ("glob", "path", "matches"),
-    [
-        ("**/node_modules/**", "web/node_modules/x/y.js", True),
-        ("**/node_modules/**", "node_modules/x.js", True),
-        ("*.py", "pkg/a.py", False),
-        ("**/*.py", "a.py", True),
-        ("src/?.py", "src/a.py", True),
-        ("src/?.py", "src/ab.py", False),
-    ],
-)
-def test_globs(glob: str, path: str, matches: bool) -> None:
-    assert bool(compile_glob(glob).fullmatch(path)) is matches
 
 
 def test_only_new_keeps_anchors_but_counts_only_new_lines_as_added() -> None:

@@ -12,7 +12,6 @@ are parsed by unidiff.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
 from workers.review.findings import Side
+from workers.review.globs import compile_glob
 
 # A file with more changed lines than this is skipped with a note: a review comment on
 # line 40,000 of a generated file helps nobody, and it would crowd out the real files.
@@ -223,30 +223,6 @@ def _strip_prefix(name: str) -> str:
         if name.startswith(prefix):
             return name[len(prefix) :]
     return name
-
-
-def compile_glob(glob: str) -> re.Pattern[str]:
-    """``**`` crosses directories, ``*`` and ``?`` do not; ``dir/**`` matches all under dir."""
-    out = []
-    i = 0
-    while i < len(glob):
-        ch = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif ch == "*":
-            out.append("[^/]*")
-            i += 1
-        elif ch == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(ch))
-            i += 1
-    return re.compile("".join(out))
 
 
 def only_new(diff: DiffModel, increment: DiffModel) -> DiffModel:

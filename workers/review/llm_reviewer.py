@@ -36,8 +36,9 @@ from workers.llm import (
     extract_json,
     messages_tokens,
 )
-from workers.review.diff_model import DiffLine, DiffModel, FileChange, compile_glob
+from workers.review.diff_model import DiffLine, DiffModel, FileChange
 from workers.review.findings import Finding, Side
+from workers.review.globs import compile_glob
 from workers.review.secrets_scan import redact_secrets
 
 logger = logging.getLogger(__name__)
