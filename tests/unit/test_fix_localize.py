@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,17 @@ def test_from_failures_reads_repo_frames_of_failing_tests_only() -> None:
 def test_from_failures_without_frames_is_empty() -> None:
     assert from_failures([result("t.py::test_a", "failed", "assert 1 == 2")], FILES) == []
     assert from_failures([], FILES) == []
+
+
+@pytest.mark.parametrize("piece", ["\n", " \n", "a.", "a.b(", "x.py:1:\n"])
+def test_a_megabyte_of_hostile_test_output_is_read_in_linear_time(piece: str) -> None:
+    # The code under test writes its own failure messages: a megabyte of newlines made the
+    # frame patterns (``^\s*`` across lines) quadratic, hours of one worker.
+    text = piece * (1_000_000 // len(piece))
+    started = time.monotonic()
+    from_failures([result("t.py::test_a", "failed", text)], FILES)
+    from_issue_text(text, FILES)
+    assert time.monotonic() - started < 5.0
 
 
 # --- test ids and ochiai ---------------------------------------------------------------

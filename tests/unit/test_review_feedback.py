@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from workers.review.feedback import _contains_lines, classify_reply, suggestion_of
@@ -49,3 +51,9 @@ def test_suggestion_fence_outgrows_backticks_in_the_code() -> None:
     block = suggestion_block("s = '```'")
     assert block.startswith("````suggestion\n") and block.endswith("````")
     assert suggestion_of(block) == "s = '```'\n"
+
+
+def test_a_comment_of_backticks_is_read_in_linear_time() -> None:
+    started = time.monotonic()
+    assert suggestion_of("`" * 300_000) is None
+    assert time.monotonic() - started < 2.0

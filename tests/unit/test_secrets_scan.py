@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from workers.review.diff_model import DiffModel
@@ -108,3 +110,14 @@ def test_the_secret_never_appears_in_the_finding() -> None:
 
 def test_redaction_keeps_the_rest_of_the_text() -> None:
     assert redact_secrets(f"a {GH} b") == "a [REDACTED github-token] b"
+
+
+@pytest.mark.parametrize("piece", ["a-", "a.", "{", "<", "a://", "\n", "x:", "password=", '="'])
+def test_a_megabyte_long_hostile_line_is_scanned_in_linear_time(piece: str) -> None:
+    # Anyone can open a pull request: a line of "a-a-a-…" made the generic-secret rule
+    # try every "-" as the start of a name (3.7 s at 8 KB, hours at 1 MB).
+    line = piece * (1_000_000 // len(piece))
+    started = time.monotonic()
+    assert find_secrets(line) == []
+    assert redact_secrets(line) == line
+    assert time.monotonic() - started < 5.0

@@ -270,14 +270,14 @@ class _Symbols:
 
 
 # --- issue text --------------------------------------------------------------------------
-_TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):", re.MULTILINE)
+_TB_HEADER = re.compile(r"^[ \t]*Traceback \(most recent call last\):", re.MULTILINE)
 _PY_FRAME = re.compile(r'File "([^"\n]+?\.py)", line (\d+)(?:, in ([\w<>.]+))?')
 _PATH_LINE = re.compile(
     r"(?<![\w/.\\-])((?:[A-Za-z]:)?[\w./\\-]*[\w-]\.py)(?::(\d+)|#L(\d+)(?:-L(\d+))?)"
 )
 _FILE_NAME = re.compile(r"(?<![\w/.\\-])([\w./\\-]*[\w-]\.py)\b(?![:#]\d|#L)")
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
-_IDENT_CALL = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")
+_IDENT_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)\s*\(")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
 _CODE_LIKE = re.compile(r"\b([A-Za-z_]*_\w*|[A-Z][a-z0-9]+[A-Z]\w*|[a-z]+[A-Z]\w*)\b")
 _SPAN_LIMIT = 20  # lines a path#L10-L30 range may expand to
@@ -373,7 +373,7 @@ def _symbol_names(text: str) -> list[tuple[str, bool]]:
 
 
 # --- failing tests -------------------------------------------------------------------
-_PYTEST_FRAME = re.compile(r"^\s*(\S+\.py):(\d+):", re.MULTILINE)
+_PYTEST_FRAME = re.compile(r"^[ \t]*(\S+\.py):(\d+):", re.MULTILINE)
 
 
 def _failure_text(test: TestResult) -> str:

@@ -108,7 +108,7 @@ def _pyproject_has_pytest(text: str) -> bool:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         # A broken pyproject.toml: fall back to looking for the table header.
-        return bool(re.search(r"^\s*\[\s*tool\.pytest(\.ini_options)?\s*\]", text, re.MULTILINE))
+        return bool(re.search(r"^[ \t]*\[\s*tool\.pytest(\.ini_options)?\s*\]", text, re.MULTILINE))
     tool = data.get("tool")
     pytest = tool.get("pytest") if isinstance(tool, dict) else None
     return isinstance(pytest, dict)
@@ -117,7 +117,7 @@ def _pyproject_has_pytest(text: str) -> bool:
 def _has_section(text: str, section: str) -> bool:
     """An INI section header, found by pattern rather than configparser (which rejects
     duplicate keys and interpolation that tox.ini files commonly hold)."""
-    return bool(re.search(rf"^\s*\[\s*{re.escape(section)}\s*\]", text, re.MULTILINE))
+    return bool(re.search(rf"^[ \t]*\[\s*{re.escape(section)}\s*\]", text, re.MULTILINE))
 
 
 def _regular_file(path: Path) -> bool:

@@ -321,7 +321,7 @@ class FileReader(Protocol):
     def file_at(self, repo: str, path: str, ref: str) -> str | None: ...
 
 
-_SUGGESTION = re.compile(r"(`{3,})suggestion\n(.*?)\1", re.DOTALL)
+_SUGGESTION = re.compile(r"(?<!`)(`{3,})suggestion\n(.*?)\1", re.DOTALL)
 
 
 def suggestion_of(body: str | None) -> str | None:

@@ -77,7 +77,8 @@ RULES: tuple[SecretRule, ...] = (
         "url-credentials",
         "a password in a URL",
         # user (may be empty, as in redis://:pw@host), password, host; see _is_template_url
-        r"\b[a-z][a-z0-9+.-]*://([^/\s:@'\"]*):([^/\s:@'\"]{6,})@"
+        # (the scheme starts only where a run of scheme characters starts: see below)
+        r"(?<![\w+.-])[a-z][a-z0-9+.-]*+://([^/\s:@'\"]*):([^/\s:@'\"]{6,})@"
         r"(\[[^\]\s]*\]|[^\s'\"/?#:\[\]]*)",
         2,
         2.5,
@@ -86,7 +87,11 @@ RULES: tuple[SecretRule, ...] = (
         "generic-secret",
         "a hard-coded secret",
         # the name (group 1) is checked word by word in _names_a_secret
-        r"(?i)\b([\w.-]*(?:api[_-]?key|secret|token|passwd|password|auth[_-]?key)[\w.-]*)"
+        # (a name starts only where a run of name characters starts, and is at most 80
+        # characters either side of the keyword: with a plain \b every "-" in a long
+        # "a-a-a-…" line was a start, and a hostile PR line cost time quadratic in its length)
+        r"(?i)(?<![\w.-])[.-]*+\b"
+        r"([\w.-]{0,80}(?:api[_-]?key|secret|token|passwd|password|auth[_-]?key)[\w.-]{0,80}+)"
         r"['\"]?\]?\s*(?:=|:|:=|=>)\s*['\"]([^'\"\s]{16,})['\"]",  # "password": or ["key"] =
         2,
         3.5,
@@ -113,7 +118,7 @@ _PLACEHOLDER = re.compile(
 # interpolation, the word "password" itself, "guest:guest" style defaults, and hosts that
 # are loopback or reserved for documentation (RFC 2606, RFC 6761).
 _TEMPLATE_PART = re.compile(
-    r"\{[^}]*\}|\$\{|^\$[A-Za-z_]\w*$|<[^>]+>|%\(\w+\)s|%[A-Za-z_]\w*%|^%s$|^\["
+    r"\{[^{}]*\}|\$\{|^\$[A-Za-z_]\w*$|<[^<>]+>|%\(\w+\)s|%[A-Za-z_]\w*%|^%s$|^\["
 )
 _NAME_OF_A_VALUE = re.compile(r"^[A-Z]+(?:_[A-Z]+)*$")  # PASSWORD, SAS_KEY, HOST
 _PLACEHOLDER_WORDS = frozenset(
