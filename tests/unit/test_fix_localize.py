@@ -221,6 +221,20 @@ def test_a_megabyte_of_hostile_test_output_is_read_in_linear_time(piece: str) ->
     assert time.monotonic() - started < 5.0
 
 
+def test_a_generated_file_too_deep_to_parse_does_not_stop_localisation() -> None:
+    generated = "TABLE = " + " + ".join(["1"] * 20_000) + "\n"  # RecursionError in ast.parse
+    files = {**FILES, "src/pkg/generated.py": generated}
+    tests = [
+        result(
+            "tests/test_mod.py::test_y",
+            "error",
+            'File "/workspace/src/pkg/mod.py", line 5, in helper\n',
+        )
+    ]
+    assert lines_of(from_failures(tests, files)) == [("src/pkg/mod.py", 5)]
+    assert from_issue_text("helper() in src/pkg/mod.py fails", files) != []
+
+
 # --- test ids and ochiai ---------------------------------------------------------------
 
 

@@ -59,8 +59,9 @@ def test_pytest_precedence_matches_pytest(tmp_path: Path) -> None:
     assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pytest.ini")
 
 
-def test_broken_pyproject_falls_back_to_the_table_header(tmp_path: Path) -> None:
-    write(tmp_path, "pyproject.toml", "[tool.pytest.ini_options]\naddopts = [unclosed\n")
+@pytest.mark.parametrize("value", ["[unclosed", "[" * 5_000])  # the second: RecursionError
+def test_broken_pyproject_falls_back_to_the_table_header(tmp_path: Path, value: str) -> None:
+    write(tmp_path, "pyproject.toml", f"[tool.pytest.ini_options]\naddopts = {value}\n")
     assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pyproject")
 
 

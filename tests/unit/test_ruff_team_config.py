@@ -27,7 +27,12 @@ def test_ruff_toml_has_no_tool_table() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["[project]\nname = 'x'\n", "this is = = not toml", "[tool]\nruff = 3\n"],
+    [
+        "[project]\nname = 'x'\n",
+        "this is = = not toml",
+        "[tool]\nruff = 3\n",
+        "[tool.ruff]\nignore = " + "[" * 5_000,  # RecursionError inside tomllib
+    ],
 )
 def test_a_pyproject_without_a_ruff_table_is_not_a_ruff_config(text: str) -> None:
     assert ignores_in("pyproject.toml", text) is None

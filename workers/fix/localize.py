@@ -235,7 +235,9 @@ class _Symbols:
                 continue
             try:
                 tree = ast.parse(source)
-            except (SyntaxError, ValueError):
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                # RecursionError: a generated file with a long expression (3,000 terms of
+                # one sum is enough) is still a file of the repository, just not one to map.
                 continue
             self.module_lines[clean] = _statement_lines(tree)
             module = clean[:-3].replace("/", ".")

@@ -106,8 +106,8 @@ def _pytest_config_source(repo: Path) -> Source | None:
 def _pyproject_has_pytest(text: str) -> bool:
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        # A broken pyproject.toml: fall back to looking for the table header.
+    except (tomllib.TOMLDecodeError, RecursionError):
+        # A broken (or absurdly nested) pyproject.toml: look for the table header.
         return bool(re.search(r"^[ \t]*\[\s*tool\.pytest(\.ini_options)?\s*\]", text, re.MULTILINE))
     tool = data.get("tool")
     pytest = tool.get("pytest") if isinstance(tool, dict) else None

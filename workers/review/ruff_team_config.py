@@ -43,7 +43,9 @@ def ignores_in(name: str, text: str) -> list[str] | None:
         return None
     try:
         document = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        # RecursionError: tomllib recurses per nested array, so ``a = [[[[…`` a thousand
+        # deep (4 KB, in a pull request's own pyproject.toml) would raise it
         return None
     table = _ruff_table(name, document)
     if table is None:
