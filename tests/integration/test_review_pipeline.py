@@ -8,7 +8,6 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,8 +16,8 @@ from memory.embedding import CachedEmbedder, Embedder, LocalEmbedder
 from memory.scores import SqliteScoreStore
 from memory.service import Memory
 from memory.types import Signal
+from tests.fakes.chat import FakeChat
 from tests.integration.test_memory_service import build
-from workers.llm import ChatAnswer
 from workers.review.diff_model import DiffModel
 from workers.review.pipeline import ReviewRequest, remember_posted, run_review
 from workers.review.selection import choose_findings
@@ -216,31 +215,12 @@ def test_memory_outage_still_reviews(tmp_path: Path) -> None:
     assert any("could not be consulted" in n for n in outcome.notes)
 
 
-class CriticChat:
+def critic_scores_low(messages: list[dict[str, str]]) -> str:
     """A stand-in model: no review findings, and a critic that scores every comment low."""
-
-    model = "stub"
-
-    def __init__(self) -> None:
-        self.calls: list[list[dict[str, str]]] = []
-
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        json_schema: dict[str, Any] | None = None,
-        schema_name: str = "answer",
-        max_tokens: int | None = None,
-    ) -> ChatAnswer:
-        self.calls.append(messages)
-        if messages[0]["content"].startswith("You predict"):
-            keys = re.findall(r"^\[([^\]]+)\]", messages[-1]["content"], re.M)
-            text = json.dumps(
-                {"scores": [{"key": k, "score": 0.05, "rationale": "x"} for k in keys]}
-            )
-        else:
-            text = '{"findings": []}'
-        return ChatAnswer(text, "stub", 100, 10, 0.0)
+    if messages[0]["content"].startswith("You predict"):
+        keys = re.findall(r"^\[([^\]]+)\]", messages[-1]["content"], re.M)
+        return json.dumps({"scores": [{"key": k, "score": 0.05, "rationale": "x"} for k in keys]})
+    return '{"findings": []}'
 
 
 @pytest.mark.parametrize("decide", [False, True])
@@ -248,11 +228,11 @@ def test_critic_scores_are_kept_and_decide_only_when_asked(memory: Memory, decid
     config = RepoConfig(
         review=ReviewConfig(critic=CriticConfig(enabled=True, decide=decide, threshold=0.3))
     )
-    chat = CriticChat()
+    chat = FakeChat(default=critic_scores_low)
     outcome = run_review(
         request(f"c{decide}", pr_diff(), config), chat=chat, memory=memory, rng=random.Random(1)
     )
-    assert any(m[0]["content"].startswith("You predict") for m in chat.calls)
+    assert any(m[0]["content"].startswith("You predict") for m in chat.requests)
     ruff = [c for c in outcome.chosen.choices if c.finding.source == "ruff"]
     assert all(c.finding.extra.get("critic_score") == 0.05 for c in ruff)
     if decide:

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from workers.llm import ChatAnswer, LlmError, estimate_tokens, messages_tokens
+from tests.fakes import chat as fakes
+from tests.fakes.chat import Answer
+from workers.llm import LlmError, estimate_tokens, messages_tokens
 from workers.review.critic import (
     MAX_MESSAGE_CHARS,
     RETRY_RESERVE,
@@ -28,7 +30,6 @@ from workers.review.findings import Finding
 
 AWS_KEY = "AKIAZ7Q4M2PLXQR3TB6W"
 GITHUB_TOKEN = "ghp_" + "Zq7TmK2xVb9LpR4sWd8NfH3jYc6GaE5uQo1i"
-Answer = str | Exception | Callable[[list[dict[str, str]]], str]
 _KEY = re.compile(r"^\[([^\]]+)\]", re.MULTILINE)
 
 
@@ -47,34 +48,11 @@ def score_all(value: float = 0.8) -> Callable[[list[dict[str, str]]], str]:
     return answer
 
 
-class FakeChat:
-    """A ChatModel answering from a queue, then with ``default``; records every prompt."""
-
-    model = "fake-model"
+class FakeChat(fakes.FakeChat):
+    """The shared fake, scoring every finding 0.8 unless told otherwise."""
 
     def __init__(self, *answers: Answer, default: Answer | None = None) -> None:
-        self.answers = list(answers)
-        self.default: Answer = default if default is not None else score_all()
-        self.requests: list[list[dict[str, str]]] = []
-        self.schemas: list[dict[str, Any] | None] = []
-
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        json_schema: dict[str, Any] | None = None,
-        schema_name: str = "answer",
-        max_tokens: int | None = None,
-    ) -> ChatAnswer:
-        self.requests.append([dict(m) for m in messages])
-        self.schemas.append(json_schema)
-        answer = self.answers.pop(0) if self.answers else self.default
-        if callable(answer) and not isinstance(answer, Exception):
-            answer = answer(messages)
-        if isinstance(answer, Exception):
-            raise answer
-        prompt = messages_tokens(messages) + estimate_tokens(json.dumps(json_schema))
-        return ChatAnswer(answer, self.model, prompt, estimate_tokens(answer), 0.01)
+        super().__init__(*answers, default=default if default is not None else score_all())
 
 
 def finding(

@@ -11,36 +11,19 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.fakes.chat import FakeChat
 from workers.fix.evaluate import TestsOutcome
 from workers.fix.llm_policy import SEARCH_TIMEOUT_S, LlmFixPolicy
 from workers.fix.loop import FixContext
-from workers.llm import ChatAnswer
 from workers.sandbox.base import RunResult
 from workers.sandbox.junit import TestResult
 
 CODE = "def total(prices):\n    return sum(prices) * 2\n"
 
 
-class ScriptedModel:
-    """Answers with the given texts in turn, then finishes; keeps what it was shown."""
-
-    model = "scripted"
-
-    def __init__(self, answers: list[str]) -> None:
-        self.answers = list(answers)
-        self.shown: list[list[dict[str, str]]] = []
-
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        json_schema: dict[str, Any] | None = None,
-        schema_name: str = "answer",
-        max_tokens: int | None = None,
-    ) -> ChatAnswer:
-        self.shown.append(messages)
-        text = self.answers.pop(0) if self.answers else '{"action": "finish", "args": {}}'
-        return ChatAnswer(text, self.model, 10, 5, 0.01)
+def scripted(*answers: str) -> FakeChat:
+    """A model answering ``answers`` in turn, then finishing."""
+    return FakeChat(*answers, default='{"action": "finish", "args": {}}')
 
 
 class NoTestRuns:
@@ -80,20 +63,18 @@ def act(action: str, **args: Any) -> str:
     return json.dumps({"thought": action, "action": action, "args": args})
 
 
-def observations(model: ScriptedModel) -> list[str]:
+def observations(model: FakeChat) -> list[str]:
     """What the model was told after each of its actions."""
-    return [m[-1]["content"] for m in model.shown[1:]]
+    return [m[-1]["content"] for m in model.requests[1:]]
 
 
 def test_a_line_number_of_the_wrong_type_is_an_error_the_model_reads(tmp_path: Path) -> None:
-    model = ScriptedModel(
-        [
-            act("read", path="shop/price.py", start="ten"),
-            act("read", path="shop/price.py", end=[2]),
-            act("read", path="shop/price.py", start="2", end=2.0),
-            act("edit", path="shop/price.py", search="* 2", replace=""),
-            act("finish", explanation="removed the doubling"),
-        ]
+    model = scripted(
+        act("read", path="shop/price.py", start="ten"),
+        act("read", path="shop/price.py", end=[2]),
+        act("read", path="shop/price.py", start="2", end=2.0),
+        act("edit", path="shop/price.py", search="* 2", replace=""),
+        act("finish", explanation="removed the doubling"),
     )
     patches, reflection = LlmFixPolicy(model).attempt(context(tmp_path), NoTestRuns(), number=1)
     seen = observations(model)
@@ -105,8 +86,8 @@ def test_a_line_number_of_the_wrong_type_is_an_error_the_model_reads(tmp_path: P
 
 
 def test_edit_texts_that_are_not_strings_are_refused_not_stringified(tmp_path: Path) -> None:
-    model = ScriptedModel(
-        [act("edit", path="shop/price.py", search="* 2", replace=["return", "sum(prices)"])]
+    model = scripted(
+        act("edit", path="shop/price.py", search="* 2", replace=["return", "sum(prices)"])
     )
     patches, _ = LlmFixPolicy(model).attempt(context(tmp_path), NoTestRuns(), number=1)
     assert observations(model)[0] == "error: 'replace' must be a string, not list"
@@ -115,7 +96,7 @@ def test_edit_texts_that_are_not_strings_are_refused_not_stringified(tmp_path: P
 
 def test_a_catastrophic_search_pattern_is_stopped_and_explained(tmp_path: Path) -> None:
     files = {f"pkg/m{i}.py": ("a" * 3000 + "!\n") * 50 for i in range(3)}
-    model = ScriptedModel([act("search", pattern="(a|aa)+$"), act("search", pattern="total")])
+    model = scripted(act("search", pattern="(a|aa)+$"), act("search", pattern="total"))
     started = time.monotonic()
     LlmFixPolicy(model).attempt(
         context(tmp_path, files | {"shop/price.py": CODE}), NoTestRuns(), number=1
@@ -127,7 +108,7 @@ def test_a_catastrophic_search_pattern_is_stopped_and_explained(tmp_path: Path) 
 
 
 def test_a_pattern_that_would_take_gigabytes_to_compile_is_refused(tmp_path: Path) -> None:
-    model = ScriptedModel([act("search", pattern="a{100000000}"), act("search", pattern="(")])
+    model = scripted(act("search", pattern="a{100000000}"), act("search", pattern="("))
     LlmFixPolicy(model).attempt(context(tmp_path), NoTestRuns(), number=1)
     seen = observations(model)
     assert seen[0] == "error: bad regex: repeat counts over 999 are refused"
@@ -184,7 +165,7 @@ ANSWERS = st.one_of(
 def test_any_answers_end_in_patches_inside_the_repository_or_none(
     tmp_path: Path, answers: list[str]
 ) -> None:
-    model = ScriptedModel(answers)
+    model = scripted(*answers)
     patches, _ = LlmFixPolicy(model, max_steps=6).attempt(context(tmp_path), NoTestRuns(), number=1)
     assert all(p.path == "shop/price.py" for p in patches)
     assert all(isinstance(o, str) and o for o in observations(model))
