@@ -12,6 +12,19 @@ from typing import Any
 
 from memory.scores import validate_repo
 
+MOVING_TTL_S = 86_400
+"""How long a move under way keeps its old name from being forgotten: far longer than the
+move task's retries (40 of 30 s each), so only a move that gave up for good stops protecting it."""
+
+
+def moving_key(old: str) -> str:
+    """The review-state memo saying ``old`` is being moved (its value is the new name).
+
+    The key ends with the name, so :func:`workers.review.state.names_repo` never takes it
+    for one of the repository's own keys: a move does not carry it along and forgetting
+    the repository does not drop it."""
+    return f"moving:{old}"
+
 
 class NotAMove(ValueError):
     """The payload does not say where the repository came from."""

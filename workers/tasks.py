@@ -37,7 +37,7 @@ from workers.command_handler import compose_reply
 from workers.context import WorkerContext, close_contexts, context_for
 from workers.fix import acceptance
 from workers.fix.github_fix import cancel_key
-from workers.repository_moves import repository_move
+from workers.repository_moves import MOVING_TTL_S, moving_key, repository_move
 from workers.repository_removals import REMOVALS, Removal, repositories_removed
 from workers.review import feedback
 from workers.review.github_review import Busy, ReviewJob
@@ -492,26 +492,36 @@ def installation_changed(self: Task, delivery: Delivery) -> dict[str, Any]:
             log.info("forgetting %s in %d s", removal.repos or "the installation", delay)
             raise self.retry(countdown=delay, max_retries=41)
         try:
-            forgotten = _forget(ctx, removal)
+            forgotten, moving = _forget(ctx, removal)
         except Exception as exc:  # Qdrant or Redis down: forgetting again finishes it
             raise self.retry(countdown=30, max_retries=41, exc=exc) from exc
-    return {"status": "forgotten", "action": action, "repos": forgotten}
+    return {"status": "forgotten", "action": action, "repos": forgotten, "moving": moving}
 
 
-def _forget(ctx: WorkerContext, removal: Removal) -> dict[str, dict[str, Any]]:
-    """Forget each lost repository (on an uninstall, also those only memory knows of)."""
+def _forget(
+    ctx: WorkerContext, removal: Removal
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Forget each lost repository (on an uninstall, also those only memory knows of),
+    except one a move is still carrying to its new name: what was forgotten, by repo, and
+    what was left to its move (old name → new)."""
     repos = list(removal.repos)
     if removal.whole_installation and removal.installation_id is not None:
         known = ctx.memory.known_repos()  # an uninstall may list every repository it saw
         repos = [r for r in repos if r in known]
         repos += ctx.memory.repos_of_installation(removal.installation_id)
-    forgotten = {}
+    forgotten: dict[str, dict[str, Any]] = {}
+    moving: dict[str, str] = {}
     for repo in dict.fromkeys(repos):
+        target = ctx.review_state.recall(moving_key(repo))
+        if target is not None:
+            moving[repo] = target
+            log.info("memory of %s kept: it is being moved to %s", repo, target)
+            continue
         report = asdict(ctx.memory.forget_repo(repo))
         report["review_state"] = ctx.review_state.forget_repo(repo)
         forgotten[repo] = report
         log.info("memory of %s forgotten", repo)
-    return forgotten
+    return forgotten, moving
 
 
 @shared_task(bind=True, name="kaizen.repository_moved")
@@ -528,8 +538,12 @@ def repository_moved(self: Task, delivery: Delivery) -> dict[str, Any]:
         installation = delivery.get("installation_id") if action == "transferred" else None
         try:
             into = int(installation) if installation else None
+            # Said first, so that a forget of the old name (a transfer also removes the repo
+            # from the old installation) leaves it alone while this move is retried.
+            ctx.review_state.remember(moving_key(old), new, MOVING_TTL_S)
             report = ctx.memory.move_repo(old, new, installation_id=into)
             watched = ctx.review_state.move_repo(old, new, installation_id=into)
+            ctx.review_state.drop(moving_key(old))
         except Exception as exc:  # Qdrant or Redis down: every step is idempotent
             raise self.retry(countdown=30, max_retries=40, exc=exc) from exc
         log.info("memory moved from %s to %s", old, new)

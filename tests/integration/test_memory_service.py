@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -412,6 +413,76 @@ def test_a_transfer_into_another_installation_follows_it(
     assert moved is not None
     assert (moved.repo, moved.org, moved.installation_id) == (new, "github", into)
     close_contexts()
+
+
+def test_a_transfer_whose_move_is_still_retrying_is_not_forgotten_under_its_old_name(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """A transfer also tells the old installation it lost the repository. If Qdrant is down
+    past KAIZEN_FORGET_DELAY_S, the move is still retrying when that removal is forgotten:
+    the old name must be left to the move, which carries it over once Qdrant is back."""
+    from celery.exceptions import Retry
+
+    from bot.settings import Settings
+    from tests.helpers import load_webhook
+    from workers.celery_app import make_celery
+    from workers.context import close_contexts
+
+    moved = load_webhook("crafted-repository.transferred.json")
+    old, new = "octocat/hello-world", "github/hello-world"
+    removed = load_webhook("installation_repositories.removed.json")
+    removed["repositories_removed"][0].update(name="hello-world", full_name=old)
+    seeded = build(tmp_path, embedder)
+    exp_id = seeded.record_experience(comment("m", text="x", repo=old, installation_id=2))
+    seeded.close()
+    move = {
+        "id": "d-m",
+        "event": "repository",
+        "action": "transferred",
+        "installation_id": moved["installation"]["id"],
+        "repo": new,
+        "payload": moved,
+    }
+    removal = {
+        "id": "d-r",
+        "event": "installation_repositories",
+        "action": "removed",
+        "installation_id": 2,
+        "repo": None,
+        "payload": removed,
+    }
+    import workers.tasks  # noqa: F401 - registers the tasks with the app
+
+    def app(**overrides: object) -> Any:
+        return make_celery(
+            Settings(
+                data_dir=tmp_path,
+                qdrant_path=tmp_path / "qdrant",
+                forget_removed_repos=True,
+                forget_delay_s=0,
+                **overrides,
+            )
+        )
+
+    down = app(qdrant_url=f"http://127.0.0.1:{free_port()}")
+    with pytest.raises(Retry):  # Qdrant refused: the move will be tried again in 30 s
+        down.tasks["kaizen.repository_moved"].apply(args=[move], throw=True).get()
+    close_contexts()
+    up = app()
+    result = up.tasks["kaizen.installation_changed"].apply(args=[removal]).get()
+    assert (result["status"], result["repos"], result["moving"]) == ("forgotten", {}, {old: new})
+    assert up.tasks["kaizen.repository_moved"].apply(args=[move]).get()["experiences"] == 1
+    close_contexts()
+    back = build(tmp_path, embedder)
+    assert back.experiences.get(exp_id).repo == new  # type: ignore[union-attr]
+    back.close()
+    again = up.tasks["kaizen.installation_changed"].apply(args=[removal]).get()
+    assert again["moving"] == {}  # the move is over: the old name holds nothing to forget
+    assert again["repos"][old]["experiences"] == 0
+    close_contexts()
+    after = build(tmp_path, embedder)
+    assert after.experiences.count(new) == 1
+    after.close()
 
 
 def test_a_forgotten_repo_leaves_nothing_behind_and_rebuild_agrees(memory: Memory) -> None:

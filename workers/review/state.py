@@ -56,6 +56,10 @@ class ReviewState(Protocol):
 
     def recall(self, key: str) -> str | None: ...
 
+    def drop(self, key: str) -> None:
+        """Forget the memo ``key`` now rather than at its expiry."""
+        ...
+
     def forget_repo(self, repo: str) -> int:
         """Drop a forgotten repository's watched pull requests and every key naming it
         (locks, heads, token budgets, and memos such as a failed fix's issue text, kept
@@ -214,6 +218,9 @@ class RedisReviewState:
         value = self._redis.get(self._k("memo", key))
         return _text(value) if value is not None else None
 
+    def drop(self, key: str) -> None:
+        self._redis.delete(self._k("memo", key))
+
     def forget_repo(self, repo: str) -> int:
         keys = self._keys_naming(repo)
         name = self._k("watched")
@@ -359,6 +366,10 @@ class SqliteReviewState:
     def recall(self, key: str) -> str | None:
         with self._db() as db:
             return self._get(db, f"memo:{key}")
+
+    def drop(self, key: str) -> None:
+        with self._db() as db:
+            db.execute("DELETE FROM kv WHERE k = ?", (f"memo:{key}",))
 
     def forget_repo(self, repo: str) -> int:
         with self._db() as db:
