@@ -18,6 +18,7 @@ from memory.archive import ArchiveStore, RedisSignalArchive, SignalArchive
 from memory.trajectories import TrajectoryStore, Transition
 from memory.types import Experience
 from tests.helpers import sqlite_or_redis
+from workers.repository_moves import moving_key
 from workers.review.state import (
     RedisReviewState,
     ReviewState,
@@ -340,6 +341,19 @@ def test_forgetting_drops_every_key_naming_the_repo(state: ReviewState) -> None:
     assert state.recall(f"fix-issue-text:{OTHER}#3") == "the issue's words"
     assert state.latest(f"{OTHER}#7") == "abc" and state.add_tokens(OTHER, 0) == 500
     assert [w["repo"] for w in state.watched()] == [OTHER]
+
+
+def test_the_moving_mark_is_neither_moved_nor_forgotten_with_the_repo(
+    state: ReviewState,
+) -> None:
+    state.remember(moving_key(OLD), NEW, 3600)
+    state.move_repo(OLD, NEW)
+    state.forget_repo(OLD)
+    assert state.recall(moving_key(OLD)) == NEW  # only the move itself drops it
+    assert state.recall(moving_key(NEW)) is None
+    state.drop(moving_key(OLD))
+    state.drop(moving_key(OLD))  # dropping what is gone is fine
+    assert state.recall(moving_key(OLD)) is None
 
 
 def test_a_failed_fixs_memo_follows_the_repo_and_the_rest_expires(state: ReviewState) -> None:
