@@ -240,6 +240,10 @@ def chat_from_settings(
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+# Reasoning models served without a reasoning parser (DeepSeek-R1, Qwen3 on Ollama or a
+# plain vLLM) put their thinking before the answer, drafts of the JSON included: the
+# answer is what follows it. Anchored at the start, so it costs one pass.
+_REASONING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 
 
 def _finite(text: str) -> float:
@@ -262,10 +266,11 @@ def extract_json(text: str) -> tuple[Any, str | None]:
     """The JSON value in a model's answer and None, or None and why there is none.
 
     Models without structured output wrap JSON in prose or a ```json fence; the first
-    object found is taken. A model stuck repeating ``[`` nests deeper than Python's stack
-    allows: that is a reason to retry too, never an exception.
+    object found is taken, after a leading ``<think>…</think>`` block. A model stuck
+    repeating ``[`` nests deeper than Python's stack allows: that is a reason to retry
+    too, never an exception.
     """
-    stripped = text.strip()
+    stripped = _REASONING.sub("", text, count=1).strip()
     if not stripped:
         return None, "the answer was empty"
     too_deep = False

@@ -80,3 +80,17 @@ def test_a_json_object_in_prose_comes_back_unchanged(value: object, prose: str) 
     assert problem is None and got == obj
     fenced, problem = extract_json(f"{prose.replace('`', '')}\n```json\n{json.dumps(obj)}\n```")
     assert problem is None and fenced == obj
+
+
+@pytest.mark.parametrize("tag", ["think", "thinking", "Reasoning"])
+def test_a_reasoning_models_drafts_before_its_answer_are_not_the_answer(tag: str) -> None:
+    answer = (
+        f'<{tag}>\nMaybe {{"findings": [{{"line": 3}}]}}? No, line 3 is fine.\n</{tag}>\n\n'
+        '```json\n{"findings": []}\n```'
+    )
+    assert extract_json(answer) == ({"findings": []}, None)
+
+
+def test_an_answer_that_is_only_thinking_has_no_json() -> None:
+    value, problem = extract_json("<think>I am not sure what to say</think>")
+    assert value is None and problem == "the answer was empty"
