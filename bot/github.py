@@ -285,13 +285,19 @@ class InstallationClient:
         return cast(dict[str, Any], self._get(f"/repos/{repo}/compare/{basehead}")[1])
 
     def file_at(self, repo: str, path: str, ref: str) -> str | None:
-        """A file's text at ``ref``; None when absent, a directory, or not text."""
+        """A file's text at ``ref``; None when absent, a directory, not text, or over the
+        1 MB that the contents API serves (GitHub answers 403 ``too_large``: a generated
+        module or a data file, whose review is not worth fetching it another way)."""
         try:
-            _, data = self._get(f"/repos/{repo}/contents/{quote(path, safe='/')}", {"ref": ref})
-        except GitHubError as exc:
-            if exc.status == 404:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "GET", f"/repos/{repo}/contents/{quote(path, safe='/')}", parameters={"ref": ref}
+            )
+        except GithubException as exc:
+            if exc.status == 404 or _too_large(exc):
                 return None
-            raise
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
         raw = base64.b64decode(data.get("content") or "")
@@ -541,6 +547,14 @@ def _unreachable(exc: RequestException) -> GitHubError:
     if found:
         return GitHubError(int(found.group(1)), f"still failing after retries: {exc}")
     return GitHubError(None, f"GitHub unreachable: {exc}")
+
+
+def _too_large(exc: GithubException) -> bool:
+    """GitHub's refusal of a file over the contents API's 1 MB limit."""
+    errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
+    return exc.status == 403 and any(
+        isinstance(e, dict) and e.get("code") == "too_large" for e in errors or []
+    )
 
 
 def _message(exc: GithubException) -> str:

@@ -324,6 +324,11 @@ class RecordedRequest:
     response: Any = None
 
 
+CONTENTS_LIMIT_BYTES = 1024 * 1024
+"""The contents API serves a file's text up to 1 MB; larger blobs are refused (403,
+``too_large``) on the default media type."""
+
+
 class GitHubAPIError(Exception):
     """An error answer in GitHub's shape; raised by handlers and by user-action helpers."""
 
@@ -3836,6 +3841,17 @@ class FakeGitHub:
         data = self._content_json(repo, ref_name, entry)
         if entry.type == "blob":
             raw = repo.git.read_blob(entry.sha)
+            if len(raw) > CONTENTS_LIMIT_BYTES and entry.mode != "120000":
+                # GitHub's answer for a blob over 1 MB (its custom media types, which serve
+                # up to 100 MB, are not faked: Kaizen asks for the default one)
+                raise GitHubAPIError(
+                    403,
+                    "This API returns blobs up to 1 MB in size. The requested blob is too "
+                    "large to fetch via the API, but you can use the Git Data API to request "
+                    "blobs up to 100 MB in size.",
+                    errors=[{"resource": "Blob", "field": "data", "code": "too_large"}],
+                    documentation_url=ctx.op.documentation_url,
+                )
             encoded = base64.b64encode(raw).decode()
             data["content"] = "\n".join(encoded[i : i + 60] for i in range(0, len(encoded), 60))
             data["content"] += "\n" if encoded else ""

@@ -183,6 +183,49 @@ def test_a_moved_file_is_not_listed_as_not_reviewed(world: World) -> None:
     assert "old_name.py" not in text
 
 
+def test_a_file_over_githubs_1_mb_contents_limit_is_noted_and_the_rest_reviewed(
+    world: World,
+) -> None:
+    """GitHub answers 403 ``too_large`` for the text of a file over 1 MB (a generated
+    module, say): that file goes unchecked, with a note, and the others are reviewed."""
+    world.llm.on(lambda body: True, lambda body: {"content": {"findings": []}})
+    repo = "octo-org/generated"
+    big = "".join(f"VALUE_{i} = {i}\n" for i in range(80_000))  # 1.3 MB
+    world.fake.add_repo(
+        repo, files={"gen_pb2.py": big, "small.py": "x = 1\n"}, installation_id=world.installation
+    )
+    pr = world.fake.open_pull_request(
+        repo,
+        head="grow",
+        changes={
+            "gen_pb2.py": big + "def add(item, bucket=[]):\n    return bucket\n",
+            "small.py": "def put(item, into=[]):\n    return into\n",
+        },
+        title="Grow",
+        user="alice",
+    )
+    assert world.gh.file_at(repo, "gen_pb2.py", pr["head"]["sha"]) is None
+    review_pull_request(
+        world.gh,
+        ReviewJob(repo, pr["number"], world.installation, "d-big", "opened", BOT, "kaizen"),
+        memory=None,
+        state=world.state,
+        chat=world.chat,
+    )
+    comments = [
+        c for c in world.fake.review_comments(repo, pr["number"]) if c["user"]["login"] == BOT
+    ]
+    assert [(c["path"], "ruff:B006" in c["body"]) for c in comments] == [("small.py", True)]
+    (run,) = [
+        r for r in world.fake.check_runs(repo, pr["head"]["sha"]) if r["name"] == "Kaizen review"
+    ]
+    assert run["conclusion"] != "failure"
+    text = "\n".join(
+        [*(r["body"] for r in world.fake.reviews(repo, pr["number"])), run["output"]["summary"]]
+    )
+    assert "`gen_pb2.py`: not checked by ruff" in text
+
+
 @pytest.mark.parametrize("team_ignores", [False, True])
 def test_a_rule_the_teams_ruff_config_ignores_is_not_posted(
     world: World, team_ignores: bool

@@ -348,6 +348,29 @@ def test_pull_request_diff_files_and_commits(world: World) -> None:
     assert ref["object"]["sha"] == pr["head"]["sha"]
 
 
+def test_file_contents_over_1_mb_are_refused_as_github_does(world: World) -> None:
+    gh = world.gh
+    small, big = "x = 1\n" * 10, "x = 1\n" * 200_000  # 60 B and 1.2 MB
+    pr = gh.open_pull_request(
+        REPO, head="big", changes={"small.py": small, "big.py": big}, title="Big", user="alice"
+    )
+    token = gh.create_installation_token(world.installation_id)
+
+    def contents(path: str) -> httpx.Response:
+        return httpx.get(
+            f"{gh.base_url}/repos/{REPO}/contents/{path}",
+            params={"ref": pr["head"]["sha"]},
+            headers=token_headers(token),
+        )
+
+    ok = contents("small.py")
+    assert ok.status_code == 200 and base64.b64decode(ok.json()["content"]).decode() == small
+    refused = contents("big.py")
+    assert refused.status_code == 403
+    assert refused.json()["errors"] == [{"resource": "Blob", "field": "data", "code": "too_large"}]
+    assert refused.json()["message"].startswith("This API returns blobs up to 1 MB in size.")
+
+
 def test_review_with_a_line_outside_the_diff_is_422_and_creates_nothing(world: World) -> None:
     gh = world.gh
     pr = open_feature_pr(gh)

@@ -104,6 +104,11 @@ def collect_findings(
                 text = request.file_text(entry.path)
                 if text is not None:
                     sources[entry.path] = text
+                else:  # said, not silently skipped
+                    notes.append(
+                        f"`{entry.path}`: not checked by ruff: its text could not be read at "
+                        "the head commit (GitHub serves files up to 1 MB)."
+                    )
         if sources:
             try:
                 found = run_ruff(
