@@ -226,6 +226,32 @@ def test_a_file_over_githubs_1_mb_contents_limit_is_noted_and_the_rest_reviewed(
     assert "`gen_pb2.py`: not checked by ruff" in text
 
 
+def test_a_push_of_more_files_than_compare_lists_is_reviewed_in_full(world: World) -> None:
+    """GitHub's compare lists at most 300 changed files: an incremental review built on it
+    would take the rest for unchanged since the last review and never look at them."""
+    pr = world.fake.open_pull_request(
+        REPO, head="wide", changes={"a.py": "def f(x=[]):\n    return x\n"}, title="W", user="alice"
+    )
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=None
+    )
+    changes: dict[str, str | None] = {f"gen/m{i:03}.py": f"M = {i}\n" for i in range(300)}
+    changes["z_last.py"] = "def put(item, into=[]):\n    return into\n"  # listed 301st
+    head = world.fake.push_to_pull_request(REPO, pr["number"], changes, user="alice")
+    compared = world.gh.compare(REPO, pr["head"]["sha"], head)
+    assert len(compared["files"]) == 300
+    assert "z_last.py" not in {f["filename"] for f in compared["files"]}
+    review_pull_request(
+        world.gh,
+        job(world, pr["number"], trigger="synchronize", delivery="d2"),
+        memory=None,
+        state=world.state,
+        chat=None,
+    )
+    _, comments = ours(world, pr["number"])
+    assert sorted(c["path"] for c in comments) == ["a.py", "z_last.py"]
+
+
 @pytest.mark.parametrize("team_ignores", [False, True])
 def test_a_rule_the_teams_ruff_config_ignores_is_not_posted(
     world: World, team_ignores: bool

@@ -166,6 +166,18 @@ def test_only_new_keeps_anchors_but_counts_only_new_lines_as_added() -> None:
     assert narrowed.file("b.py").skipped == "unchanged since the last review"  # type: ignore[union-attr]
 
 
+def test_a_file_the_increment_changed_without_a_patch_keeps_all_its_lines() -> None:
+    pr = DiffModel.from_github_files(
+        [{"filename": "big.py", "status": "added", "patch": "@@ -0,0 +1,2 @@\n+one\n+two"}]
+    )
+    increment = DiffModel.from_github_files(
+        [{"filename": "big.py", "status": "modified", "changes": 90_000}]  # compare: no patch
+    )
+    narrowed = only_new(pr, increment)
+    assert narrowed.file("big.py").skipped is None  # type: ignore[union-attr]
+    assert narrowed.file("big.py").added == {1: "one", 2: "two"}  # type: ignore[union-attr]
+
+
 def test_garbage_is_refused_clearly() -> None:
     with pytest.raises(ValueError, match="not a unified diff"):
         DiffModel.from_unified("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n garbage")

@@ -228,11 +228,15 @@ def _strip_prefix(name: str) -> str:
 def only_new(diff: DiffModel, increment: DiffModel) -> DiffModel:
     """``diff`` (the whole PR, for anchors) with only ``increment``'s added lines still
     counted as added: an incremental review looks at the new commits, while comments stay
-    anchored to the PR's diff, which is what GitHub checks them against."""
+    anchored to the PR's diff, which is what GitHub checks them against. A file the
+    increment changed without a patch (too large for compare) keeps all its PR lines."""
     files = []
     for entry in diff.files:
         new = increment.file(entry.path)
-        fresh = set(new.added) if new is not None and not new.skipped else set()
+        if new is not None and new.skipped and not entry.skipped:
+            files.append(entry)  # changed, but compare sent no patch: review all of it
+            continue
+        fresh = set(new.added) if new is not None else set()
         lines = [
             ln
             if ln.kind != "+" or ln.new in fresh

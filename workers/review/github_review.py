@@ -39,6 +39,9 @@ from workers.review.state import ReviewState
 
 log = logging.getLogger(__name__)
 
+COMPARE_FILES_LIMIT = 300
+"""GitHub's compare lists at most this many changed files (``GET .../compare``)."""
+
 CHECK_NAME = "Kaizen review"
 LOCK_TTL_S = 15 * 60
 
@@ -216,8 +219,11 @@ def _review_locked(
     incremental = False
     if config.review.incremental and last and last != head and job.trigger != "command":
         comparison = gh.compare(job.repo, last, head)
-        if comparison.get("status") == "ahead":
-            diff = only_new(diff, DiffModel.from_github_files(comparison.get("files") or []))
+        changed = comparison.get("files") or []
+        # A push of more files than compare lists is reviewed whole: the files it leaves
+        # out would otherwise pass for unchanged since the last review.
+        if comparison.get("status") == "ahead" and len(changed) < COMPARE_FILES_LIMIT:
+            diff = only_new(diff, DiffModel.from_github_files(changed))
             incremental = True
     cache: dict[str, str | None] = {}
 
