@@ -311,11 +311,18 @@ class BareRepo:
     def file_diffs(self, base: str, head: str) -> list[FileDiff]:
         """Per-file diff entries with GitHub-style patches (hunks only, no headers)."""
         text = self.raw_diff(base, head)
-        return _parse_diff(text, lambda path: self._blob_sha(head, path))
+        shas = self._blob_shas(head)  # one ls-tree for all files, not one per file
+        return _parse_diff(text, shas.get)
 
-    def _blob_sha(self, rev: str, path: str) -> str | None:
-        entry = self.object_at(rev, path)
-        return entry.sha if entry else None
+    def _blob_shas(self, rev: str) -> dict[str, str]:
+        """Every file's blob sha in ``rev``, by path."""
+        out = self.git("ls-tree", "-r", "-z", rev)
+        shas = {}
+        for record in out.split("\x00"):
+            if record:
+                meta, name = record.split("\t", 1)
+                shas[name] = meta.split()[2]
+        return shas
 
 
 def _utc(iso: str) -> str:

@@ -252,6 +252,23 @@ def test_a_push_of_more_files_than_compare_lists_is_reviewed_in_full(world: Worl
     assert sorted(c["path"] for c in comments) == ["a.py", "z_last.py"]
 
 
+@pytest.mark.slow
+def test_files_beyond_the_3000_github_lists_are_said_to_be_unreviewed(world: World) -> None:
+    changes: dict[str, str | None] = {f"data/f{i:04}.txt": f"{i}\n" for i in range(3001)}
+    changes["app.py"] = "def f(x=[]):\n    return x\n"
+    pr = world.fake.open_pull_request(REPO, head="huge", changes=changes, title="H", user="alice")
+    assert len(world.gh.list_pull_files(REPO, pr["number"])) == 3000
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=None
+    )
+    text = "\n".join(r["body"] for r in world.fake.reviews(REPO, pr["number"]))
+    text += check_run(world, pr["head"]["sha"])["output"]["summary"]
+    assert (
+        "This pull request changes 3,002 files and GitHub lists only the first 3,000 to apps: "
+        "the other 2 were not reviewed." in text
+    )
+
+
 @pytest.mark.parametrize("team_ignores", [False, True])
 def test_a_rule_the_teams_ruff_config_ignores_is_not_posted(
     world: World, team_ignores: bool

@@ -214,7 +214,9 @@ def _review_locked(
             job.repo, check_id, status="in_progress", output={"title": title, "summary": summary}
         )
 
-    diff = DiffModel.from_github_files(gh.list_pull_files(job.repo, job.number))
+    listed = gh.list_pull_files(job.repo, job.number)
+    unlisted = int(pull.get("changed_files") or 0) - len(listed)  # GitHub lists 3,000
+    diff = DiffModel.from_github_files(listed)
     diff.apply_path_filters(config.review.paths.include, config.review.paths.exclude)
     incremental = False
     if config.review.incremental and last and last != head and job.trigger != "command":
@@ -248,6 +250,11 @@ def _review_locked(
     outcome = run_review(
         request, chat=chat, memory=memory, state=state, already_posted=said, rng=rng
     )
+    if unlisted > 0:  # said, not silently pruned
+        outcome.notes.append(
+            f"This pull request changes {len(listed) + unlisted:,} files and GitHub lists "
+            f"only the first {len(listed):,} to apps: the other {unlisted:,} were not reviewed."
+        )
     if state.latest(pr_key) != head:
         _complete(gh, job, check_id, "neutral", "Superseded", "A newer push is being reviewed.")
         return JobResult("superseded", "a newer push arrived during the review")
