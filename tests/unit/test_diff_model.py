@@ -181,3 +181,37 @@ def test_a_file_the_increment_changed_without_a_patch_keeps_all_its_lines() -> N
 def test_garbage_is_refused_clearly() -> None:
     with pytest.raises(ValueError, match="not a unified diff"):
         DiffModel.from_unified("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n garbage")
+
+
+@pytest.mark.parametrize(
+    ("written", "path"),
+    [
+        ('"b/\\303\\274 mod.py"', "ü mod.py"),  # git's core.quotePath default
+        ('"b/tab\\there.py"', "tab\there.py"),
+        ('"b/quote\\"d\\\\x.py"', 'quote"d\\x.py'),
+        ("b/plain name.py", "plain name.py"),
+    ],
+)
+def test_paths_git_quotes_are_read_back(written: str, path: str) -> None:
+    old = written.replace("b/", "a/", 1)
+    text = f"diff --git {old} {written}\n--- {old}\n+++ {written}\n@@ -1 +1,2 @@\n x\n+y = 2\n"
+    model = DiffModel.from_unified(text)
+    assert [f.path for f in model.files] == [path]
+    assert model.can_comment(path, "RIGHT", 2)
+
+
+def test_a_symbolic_link_is_not_reviewed_as_code() -> None:
+    text = (
+        "diff --git a/link.py b/link.py\nnew file mode 120000\nindex 0000000..dab8c79\n"
+        "--- /dev/null\n+++ b/link.py\n@@ -0,0 +1 @@\n+plain.txt\n\\ No newline at end of file\n"
+        "diff --git a/moved.py b/moved.py\nindex 1111111..2222222 120000\n"
+        "--- a/moved.py\n+++ b/moved.py\n@@ -1 +1 @@\n-a.py\n+b.py\n"
+        "diff --git a/was_link.py b/was_link.py\nold mode 120000\nnew mode 100644\n"
+        "index 3333333..4444444\n--- a/was_link.py\n+++ b/was_link.py\n@@ -1 +1 @@\n-a.py\n+x = 1\n"
+    )
+    model = DiffModel.from_unified(text)
+    assert [(f.path, f.skipped) for f in model.files] == [
+        ("link.py", "a symbolic link"),
+        ("moved.py", "a symbolic link"),
+        ("was_link.py", None),
+    ]

@@ -12,6 +12,7 @@ are parsed by unidiff.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,7 +147,10 @@ class DiffModel:
                 if pf.is_rename
                 else "modified"
             )
-            files.append(_file_from_patched(pf, path, status, old, max_file_changes))
+            entry = _file_from_patched(pf, path, status, old, max_file_changes)
+            if not entry.skipped and _SYMLINK.search(str(pf.patch_info)):
+                entry.skipped = SYMLINK  # its "text" is the target's name, not code
+            files.append(entry)
         return cls(files)
 
     @classmethod
@@ -218,7 +222,41 @@ def _file_from_patched(
     return entry
 
 
+SYMLINK = "a symbolic link"
+# git's header for a file that is (still, or newly) a symbolic link
+_SYMLINK = re.compile(r"^(?:new file mode|new mode|index [0-9a-f]+\.\.[0-9a-f]+) 120000$", re.M)
+
+_GIT_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquote(name: str) -> str:
+    """A path as git wrote it into a diff: ``"b/\\303\\274 mod.py"`` (git quotes a path with
+    non-ASCII bytes or control characters, C-style with octal bytes) becomes ``b/ü mod.py``.
+    Unquoted, such a file would be looked up under a name that does not exist and never
+    reviewed."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    body, out, i = name[1:-1], bytearray(), 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            octal = body[i + 1 : i + 4]
+            if len(octal) == 3 and all(c in "01234567" for c in octal):
+                out.append(int(octal, 8) & 0xFF)
+                i += 4
+                continue
+            if nxt in _GIT_ESCAPES:
+                out.append(_GIT_ESCAPES[nxt])
+                i += 2
+                continue
+        out += ch.encode("utf-8")
+        i += 1
+    return out.decode("utf-8", errors="replace")
+
+
 def _strip_prefix(name: str) -> str:
+    name = _unquote(name)
     for prefix in ("a/", "b/"):
         if name.startswith(prefix):
             return name[len(prefix) :]
