@@ -174,6 +174,18 @@ def test_a_hanging_suite_gets_a_clear_message_not_a_stuck_task(
     )
 
 
+def test_a_src_layout_repository_is_fixed_without_being_installed(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    # Its tests import `shop` from src/, as they would after `pip install -e .`.
+    (checkout / "src").mkdir()
+    shutil.move(checkout / "shop", checkout / "src" / "shop")
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=40))
+    result = loop.run(repo="octo-org/shop", issue_id="12", issue_text=ISSUE, checkout=checkout)
+    assert result.baseline_failed and all("test_pricing" in t for t in result.baseline_failed)
+    assert result.fixed and "+++ b/src/shop/pricing.py" in result.patch
+
+
 def test_a_repo_without_tests_is_told_so(sandbox: Sandbox, tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("def f():\n    return 1\n")
     result = FixLoop(sandbox=sandbox, memory=None).run(

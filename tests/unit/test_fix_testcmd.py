@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.fix.testcmd import TestCommand, detect_test_command
+from workers.fix.testcmd import TestCommand, detect_test_command, src_layout
 
 PYTEST = ["python3", "-m", "pytest"]
 
@@ -100,3 +100,26 @@ def test_a_virtualenv_under_any_name_is_skipped(tmp_path: Path) -> None:
 
 def test_missing_repo_is_none(tmp_path: Path) -> None:
     assert detect_test_command(tmp_path / "nope") is None
+
+
+def test_a_src_layout_is_recognised(tmp_path: Path) -> None:
+    assert not src_layout(tmp_path)
+    write(tmp_path, "src/README.md", "no code here\n")
+    assert not src_layout(tmp_path)
+    write(tmp_path, "src/shop/pricing.py", "def total(): ...\n")  # a namespace package
+    assert src_layout(tmp_path)
+
+
+def test_a_src_folder_that_would_shadow_the_standard_library_is_left_off_the_path(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "src/shop/__init__.py", "")
+    write(tmp_path, "src/logging.py", "# would replace the standard logging module\n")
+    assert not src_layout(tmp_path)
+
+
+def test_a_src_symlink_is_not_followed(tmp_path: Path) -> None:
+    write(tmp_path / "elsewhere", "shop/__init__.py", "")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "src").symlink_to(tmp_path / "elsewhere")
+    assert not src_layout(tmp_path / "repo")

@@ -12,7 +12,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,6 +144,7 @@ class TestRunner:
     custom_command: Sequence[str] | None = None  # a configured non-pytest command
     per_test_timeout_s: float = 60.0
     scratch: Path | None = None  # where coverage data is kept after the copy is removed
+    env: Mapping[str, str] = field(default_factory=dict)  # e.g. PYTHONPATH for a src layout
     runs: int = 0
 
     __test__ = False  # not a pytest test class
@@ -167,7 +168,7 @@ class TestRunner:
             self.runs += 1
             if self.custom_command:
                 result = self.sandbox.run(
-                    list(self.custom_command), workspace=workspace, limits=self.limits
+                    list(self.custom_command), workspace=workspace, limits=self.limits, env=self.env
                 )
                 return TestsOutcome(result, _exit_code_tests(result, self.limits))
             return self._pytest(workspace, coverage, select)
@@ -185,7 +186,7 @@ class TestRunner:
         if coverage:
             write_coverage_rc(workspace)
             command = with_coverage(command)
-        result = self.sandbox.run(command, workspace=workspace, limits=self.limits)
+        result = self.sandbox.run(command, workspace=workspace, limits=self.limits, env=self.env)
         tests, error = read_report(report, result, self.limits)
         if coverage and "No module named coverage" in result.stderr:
             return self._pytest(workspace, False, select)

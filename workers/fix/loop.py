@@ -51,7 +51,7 @@ from workers.fix import localize
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS
 from workers.fix.planning import rank_in_tiers
-from workers.fix.testcmd import TestCommand, detect_test_command
+from workers.fix.testcmd import TestCommand, detect_test_command, src_layout
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
 from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
@@ -368,6 +368,8 @@ class FixLoop:
             custom_command=custom,
             per_test_timeout_s=min(60.0, self.budget.run_timeout_s),
             scratch=scratch,
+            # made absolute by Python at start-up, against the workspace it runs in
+            env={"PYTHONPATH": "src"} if src_layout(checkout) else {},
         )
 
     def _run(

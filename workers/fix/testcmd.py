@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ Source = Literal[
 
 PYTEST_ARGV = ("python3", "-m", "pytest")
 MAX_CONFIG_BYTES = 1024 * 1024  # a config file bigger than this is not read
+MAX_SRC_ENTRIES = 1000  # entries of src/ (and of each folder in it) looked at
 MAX_WALK_ENTRIES = 50_000  # directory entries looked at before giving up on conventions
 SKIP_DIRS = frozenset(
     {
@@ -82,6 +84,40 @@ def detect_test_command(repo: Path, configured: str | None = None) -> TestComman
     if _has_conventional_tests(repo):
         return TestCommand(list(PYTEST_ARGV), "convention")
     return None
+
+
+def src_layout(repo: Path) -> bool:
+    """Whether ``repo`` keeps its code in ``src/`` (the "src layout").
+
+    Such a project's tests import its packages only after ``pip install -e .``; the
+    sandbox has no network and installs nothing, so the test runs put ``src`` on
+    ``PYTHONPATH`` instead, which is what an editable install of a pure-Python package
+    amounts to. Not when ``src`` holds a module named like the standard library's
+    (``src/logging.py``), which would then shadow it.
+    """
+    src = Path(repo) / "src"
+    if src.is_symlink() or not src.is_dir():
+        return False
+    try:
+        entries = [e for _, e in zip(range(MAX_SRC_ENTRIES), os.scandir(src), strict=False)]
+    except OSError:
+        return False
+    if any(e.name.endswith(".py") and e.name[:-3] in sys.stdlib_module_names for e in entries):
+        return False
+    return any(
+        e.name.isidentifier() and e.is_dir(follow_symlinks=False) and _holds_python(Path(e.path))
+        for e in entries
+    )
+
+
+def _holds_python(folder: Path) -> bool:
+    try:
+        return any(
+            e.name.endswith(".py") and e.is_file(follow_symlinks=False)
+            for _, e in zip(range(MAX_SRC_ENTRIES), os.scandir(folder), strict=False)
+        )
+    except OSError:
+        return False
 
 
 def _pytest_config_source(repo: Path) -> Source | None:
