@@ -186,6 +186,19 @@ def test_a_src_layout_repository_is_fixed_without_being_installed(
     assert result.fixed and "+++ b/src/shop/pricing.py" in result.patch
 
 
+def test_a_config_naming_plugins_the_sandbox_lacks_still_runs_its_tests(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    # pytest stopped at "unrecognized arguments: --cov=shop" before running one test.
+    (checkout / "pyproject.toml").write_text(
+        "[tool.pytest.ini_options]\n"
+        'addopts = "--cov=shop --cov-report=term-missing -n auto --reruns 1 --strict-markers"\n'
+    )
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=40))
+    result = loop.run(repo="octo-org/shop", issue_id="13", issue_text=ISSUE, checkout=checkout)
+    assert result.fixed and "+++ b/shop/pricing.py" in result.patch
+
+
 def test_a_repo_without_tests_is_told_so(sandbox: Sandbox, tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("def f():\n    return 1\n")
     result = FixLoop(sandbox=sandbox, memory=None).run(

@@ -22,6 +22,7 @@ from workers.fix.localize import (
     with_coverage,
     write_coverage_rc,
 )
+from workers.fix.pytest_shim import SHIM_DIR, install_shim
 from workers.fix.types import Patch, RefusedEdit, check_edit_path
 from workers.sandbox.base import Limits, RunResult, Sandbox
 from workers.sandbox.disk import workspace_kill_text
@@ -175,10 +176,12 @@ class TestRunner:
 
     def _pytest(self, workspace: Path, coverage: bool, select: Sequence[str]) -> TestsOutcome:
         report = workspace / REPORT
+        shim = install_shim(workspace)  # a config's --cov, -n, --reruns without the plugin
+        env = {**self.env, "PYTHONPATH": _path_with(self.env.get("PYTHONPATH"), SHIM_DIR)}
         # `--` so that a node id can never be read as an option.
         command = pytest_command(
             f"/workspace/{REPORT}",
-            ["--", *select] if select else (),
+            [*shim, "--", *select] if select else shim,
             per_test_timeout_s=self.per_test_timeout_s,
             python=self.python,
             has_pytest_timeout=True if self.sandbox.name == "docker" else None,
@@ -186,7 +189,7 @@ class TestRunner:
         if coverage:
             write_coverage_rc(workspace)
             command = with_coverage(command)
-        result = self.sandbox.run(command, workspace=workspace, limits=self.limits, env=self.env)
+        result = self.sandbox.run(command, workspace=workspace, limits=self.limits, env=env)
         tests, error = read_report(report, result, self.limits)
         if coverage and "No module named coverage" in result.stderr:
             return self._pytest(workspace, False, select)
@@ -196,6 +199,10 @@ class TestRunner:
                 workspace / COVERAGE_DATA_NAME, self.scratch / f"coverage-{self.runs}.sqlite"
             )
         return outcome
+
+
+def _path_with(path: str | None, folder: str) -> str:
+    return os.pathsep.join(p for p in (path, folder) if p)
 
 
 def _keep_coverage(data: Path, kept: Path) -> Path | None:

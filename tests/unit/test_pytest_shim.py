@@ -1,0 +1,77 @@
+"""The plugin that lets a project's pytest config name plugins the sandbox lacks, run with
+the real pytest on a small project (in a subprocess, as the sandbox runs it)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workers.fix.pytest_shim import SHIM_DIR, install_shim
+
+CONFIG = """\
+[tool.pytest.ini_options]
+addopts = [
+    "--cov=pkg", "--cov-report=term-missing", "--cov-branch", "-n", "auto", "--dist=loadfile",
+    "--reruns", "2", "--strict-markers", "--strict-config", "-ra",
+]
+timeout = 30
+"""
+TESTS = """\
+import pytest
+
+
+@pytest.mark.flaky(reruns=2)
+def test_one():
+    assert 1 + 1 == 2
+
+
+@pytest.mark.timeout(5)
+def test_two():
+    assert "a" * 2 == "aa"
+"""
+
+
+def run_pytest(project: Path, extra: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["PYTHONPATH"] = SHIM_DIR
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    (tmp_path / "test_things.py").write_text(TESTS)
+    return tmp_path
+
+
+def test_without_the_shim_pytest_refuses_the_plugins_options(project: Path) -> None:
+    done = run_pytest(project, [])
+    assert done.returncode == 4 and "unrecognized arguments: --cov=pkg" in done.stderr
+
+
+def test_with_the_shim_the_tests_run(project: Path) -> None:
+    # pytest-timeout is installed here (its options and marker stay its own); pytest-cov,
+    # xdist and rerunfailures are not.
+    done = run_pytest(project, install_shim(project))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+
+
+def test_the_shim_replaces_whatever_the_repository_had_under_its_name(project: Path) -> None:
+    (project / SHIM_DIR).mkdir()
+    (project / SHIM_DIR / "kaizen_absent_plugins.py").symlink_to("/etc/hostname")
+    install_shim(project)
+    written = project / SHIM_DIR / "kaizen_absent_plugins.py"
+    assert not written.is_symlink() and "pytest_addoption" in written.read_text()
