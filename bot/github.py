@@ -285,9 +285,10 @@ class InstallationClient:
         return cast(dict[str, Any], self._get(f"/repos/{repo}/compare/{basehead}")[1])
 
     def file_at(self, repo: str, path: str, ref: str) -> str | None:
-        """A file's text at ``ref``; None when absent, a directory, not text, or over the
-        1 MB that the contents API serves (GitHub answers 403 ``too_large``: a generated
-        module or a data file, whose review is not worth fetching it another way)."""
+        """A file's text at ``ref``; None when absent, a directory, not text, a symbolic
+        link (GitHub answers with the file it points at), or over the 1 MB that the
+        contents API serves (GitHub answers 403 ``too_large``: a generated module or a data
+        file, whose review is not worth fetching it another way)."""
         try:
             _, data = self._gh.requester.requestJsonAndCheck(
                 "GET", f"/repos/{repo}/contents/{quote(path, safe='/')}", parameters={"ref": ref}
@@ -300,6 +301,8 @@ class InstallationClient:
             raise _unreachable(exc) from exc
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
+        if data.get("path") not in (None, path.strip("/")):
+            return None  # a symlink: GitHub answered with the file it points at
         raw = base64.b64decode(data.get("content") or "")
         if b"\0" in raw[:8000]:
             return None

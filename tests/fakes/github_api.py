@@ -122,6 +122,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import posixpath
 import queue
 import re
 import secrets
@@ -130,7 +131,7 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,6 +150,8 @@ from tests.fakes.github_git import (
     FileDiff,
     GitError,
     Identity,
+    Symlink,
+    TreeEntry,
     hunk_header_index,
     patch_lines,
 )
@@ -1183,7 +1186,7 @@ class FakeGitHub:
         full_name: str,
         *,
         head: str,
-        changes: dict[str, str | None],
+        changes: Mapping[str, str | Symlink | None],
         title: str,
         body: str = "",
         user: str,
@@ -1208,7 +1211,7 @@ class FakeGitHub:
         self,
         full_name: str,
         number: int,
-        changes: dict[str, str | None],
+        changes: Mapping[str, str | Symlink | None],
         *,
         user: str,
         message: str = "Address review comments",
@@ -1652,7 +1655,7 @@ class FakeGitHub:
         self,
         repo: _Repo,
         branch: str,
-        changes: dict[str, str | None],
+        changes: Mapping[str, str | Symlink | None],
         message: str,
         user: str,
         *,
@@ -3838,6 +3841,9 @@ class FakeGitHub:
         if entry.type == "tree":
             items = [self._content_json(repo, ref_name, e) for e in repo.git.ls_tree(sha, path)]
             return _Resp(200, items)
+        target = self._symlinked_file(repo, sha, entry)
+        if target is not None:  # GitHub answers with the file a symlink points at
+            entry = target
         data = self._content_json(repo, ref_name, entry)
         if entry.type == "blob":
             raw = repo.git.read_blob(entry.sha)
@@ -3861,6 +3867,19 @@ class FakeGitHub:
                 data.pop("content")
                 data.pop("encoding")
         return _Resp(200, data)
+
+    def _symlinked_file(self, repo: _Repo, sha: str, entry: TreeEntry) -> TreeEntry | None:
+        """The regular file of the repository that a symlink entry points at, if any."""
+        if entry.mode != "120000":
+            return None
+        target = repo.git.read_blob(entry.sha).decode("utf-8", "replace")
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(entry.path), target))
+        if target.startswith("/") or resolved.startswith("..") or resolved == ".":
+            return None
+        found = repo.git.object_at(sha, resolved)
+        if found is None or found.type != "blob" or found.mode == "120000":
+            return None
+        return found
 
     @_handles("repos/get-collaborator-permission-level")
     def _h_permission(self, ctx: _Ctx) -> _Resp:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +79,13 @@ class FileDiff:
     deletions: int
     patch: str | None  # from the first "@@" on; None for binary files
     blob_sha: str | None  # blob at head (None when removed)
+
+
+@dataclass(frozen=True)
+class Symlink:
+    """A change that makes a path a symbolic link to ``target`` (git mode 120000)."""
+
+    target: str
 
 
 @dataclass(frozen=True)
@@ -165,7 +173,7 @@ class BareRepo:
 
     def commit(
         self,
-        changes: dict[str, str | bytes | None],
+        changes: Mapping[str, str | bytes | Symlink | None],
         *,
         message: str,
         author: Identity,
@@ -185,9 +193,12 @@ class BareRepo:
                 if content is None:
                     lines.append(f"0 {ZERO_SHA}\t{path}")
                     continue
+                mode = "120000" if isinstance(content, Symlink) else "100644"
+                if isinstance(content, Symlink):
+                    content = content.target
                 data = content.encode() if isinstance(content, str) else content
                 blob = self.git("hash-object", "-w", "--stdin", input=data).strip()
-                lines.append(f"100644 {blob}\t{path}")
+                lines.append(f"{mode} {blob}\t{path}")
             if lines:
                 self.git(
                     "update-index",

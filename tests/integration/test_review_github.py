@@ -15,6 +15,7 @@ import pytest
 from bot.github import GitHubApp, InstallationClient
 from bot.settings import Settings
 from tests.fakes.github_api import FakeGitHub, generate_private_key_pem
+from tests.fakes.github_git import Symlink
 from tests.fakes.openai_api import FakeOpenAI
 from workers.llm import OpenAIChat
 from workers.review.github_review import Busy, ReviewJob, review_pull_request
@@ -223,7 +224,26 @@ def test_a_file_over_githubs_1_mb_contents_limit_is_noted_and_the_rest_reviewed(
     text = "\n".join(
         [*(r["body"] for r in world.fake.reviews(repo, pr["number"])), run["output"]["summary"]]
     )
-    assert "`gen_pb2.py`: not checked by ruff" in text
+    assert "`gen_pb2.py`: not checked by ruff" in text and "over GitHub's 1 MB" in text
+
+
+def test_a_symbolic_link_is_not_linted_as_the_file_it_points_at(world: World) -> None:
+    # GitHub's contents API answers a symlink with its target's text; the PR's diff shows
+    # the target's name as the link's one line.
+    pr = world.fake.open_pull_request(
+        REPO,
+        head="link",
+        changes={"alias.py": Symlink("old_name.py"), "app.py": "def f(x=[]):\n    return x\n"},
+        title="Link",
+        user="alice",
+    )
+    assert world.fake.file_content(REPO, "alias.py", pr["head"]["sha"]) == "old_name.py"
+    assert world.gh.file_at(REPO, "alias.py", pr["head"]["sha"]) is None
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=None
+    )
+    _, comments = ours(world, pr["number"])
+    assert [c["path"] for c in comments] == ["app.py"]
 
 
 def test_a_push_of_more_files_than_compare_lists_is_reviewed_in_full(world: World) -> None:

@@ -33,6 +33,7 @@ from tests.fakes.github_api import (
     generate_private_key_pem,
     running_fake_github,
 )
+from tests.fakes.github_git import Symlink
 from tests.fakes.github_openapi import SUBSET_PATH, OpenAPIContract
 
 APP_ID = 4242
@@ -369,6 +370,26 @@ def test_file_contents_over_1_mb_are_refused_as_github_does(world: World) -> Non
     assert refused.status_code == 403
     assert refused.json()["errors"] == [{"resource": "Blob", "field": "data", "code": "too_large"}]
     assert refused.json()["message"].startswith("This API returns blobs up to 1 MB in size.")
+
+
+def test_a_symlink_to_a_file_is_answered_with_the_file_as_github_does(world: World) -> None:
+    gh = world.gh
+    changes = {"alias.py": Symlink("lib/util.py"), "dangling": Symlink("../outside")}
+    pr = gh.open_pull_request(REPO, head="links", changes=changes, title="L", user="alice")
+    token = gh.create_installation_token(world.installation_id)
+
+    def contents(path: str) -> dict[str, Any]:
+        return httpx.get(
+            f"{gh.base_url}/repos/{REPO}/contents/{path}",
+            params={"ref": pr["head"]["sha"]},
+            headers=token_headers(token),
+        ).json()
+
+    followed = contents("alias.py")
+    assert (followed["type"], followed["path"]) == ("file", "lib/util.py")
+    assert base64.b64decode(followed["content"]).decode() == FILES["lib/util.py"]
+    link = contents("dangling")
+    assert (link["type"], link["target"]) == ("symlink", "../outside")
 
 
 def test_review_with_a_line_outside_the_diff_is_422_and_creates_nothing(world: World) -> None:

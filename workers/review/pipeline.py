@@ -107,7 +107,7 @@ def collect_findings(
                 else:  # said, not silently skipped
                     notes.append(
                         f"`{entry.path}`: not checked by ruff: its text could not be read at "
-                        "the head commit (GitHub serves files up to 1 MB)."
+                        "the head commit (a file over GitHub's 1 MB, or a symbolic link)."
                     )
         if sources:
             try:
