@@ -73,6 +73,9 @@ def test_local_review_prints_findings_and_learns_from_feedback(repo: Path, tmp_p
 def test_bad_refs_and_non_repositories_get_a_clear_error(repo: Path, tmp_path: Path) -> None:
     env = kaizen_env(data_dir=str(tmp_path / "data"))
     done = run(env, "review", "--repo", str(repo), "--base", "no-such-branch", "--no-llm")
-    assert done.returncode == 2 and "kaizen review:" in done.stderr
+    assert done.returncode == 2
+    assert (
+        f"kaizen review: 'no-such-branch' is not a branch, tag or commit of {repo}" in done.stderr
+    )
     done = run(env, "review", "--repo", str(tmp_path), "--base", "main", "--no-llm")
     assert done.returncode == 2 and "kaizen review:" in done.stderr

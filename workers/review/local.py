@@ -75,7 +75,10 @@ def review_local(
     for ref in (base, head):
         if ref.startswith("-"):
             raise LocalReviewError(f"{ref!r} is not a git ref")
-        _git(path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        if _git(
+            path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False
+        ).returncode:
+            raise LocalReviewError(f"{ref!r} is not a branch, tag or commit of {path}")
     text = _git(
         path, "diff", "--no-color", "--no-ext-diff", "-M", f"{base}...{head}", "--"
     ).stdout.decode("utf-8", "replace")
