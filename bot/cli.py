@@ -343,12 +343,13 @@ def _feedback(args: argparse.Namespace) -> int:
 
     from bot.memory_setup import build_memory
     from memory.experiences import ExperienceStoreError
-    from memory.feedback import UnknownSignal
+    from memory.feedback import UnknownSignal, effect_of
     from memory.service import UnknownExperience
     from memory.types import Signal
 
     memory = build_memory(load_settings())
     try:
+        effect_of(args.signal, memory.table)  # a word it does not know: say so first
         experience = memory.experiences.get(args.finding)
         if experience is None:
             print(f"kaizen feedback: no finding {args.finding} in memory", file=sys.stderr)

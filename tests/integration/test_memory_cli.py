@@ -86,6 +86,17 @@ def test_feedback_then_stats_rebuild_and_export(seeded: tuple[Path, str], tmp_pa
     assert json.loads(line)["messages"][-1] == {"role": "assistant", "content": "rename `x`"}
 
 
+def test_a_signal_it_does_not_know_is_named_with_the_ones_it_does(
+    seeded: tuple[Path, str],
+) -> None:
+    data, exp_id = seeded
+    for finding in (exp_id, "no-such-finding"):
+        done = run(data, "feedback", "--finding", finding, "--signal", "maybe")
+        assert done.returncode == 2
+        assert "unknown signal 'maybe'; valid signals: " in done.stderr
+        assert "thumbs_down" in done.stderr
+
+
 def test_the_same_feedback_twice_counts_once_another_person_or_signal_counts(
     seeded: tuple[Path, str],
 ) -> None:
