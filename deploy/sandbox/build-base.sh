@@ -2,7 +2,9 @@
 # Build the Kaizen sandbox images without any container registry.
 #
 #   1. kaizen-sandbox-base:bookworm - a Debian bookworm minbase root filesystem made with
-#      debootstrap (python3, pytest, pytest-timeout, coverage, git, ca-certificates) and
+#      debootstrap (python3, pytest, pytest-timeout, coverage, the test plugins and
+#      libraries projects most often need - pytest-asyncio, pytest-mock, hypothesis -
+#      git, ca-certificates) and
 #      `docker import`ed. Cached: skipped when the tag exists with the same package list
 #      (FORCE_BASE=1 rebuilds it).
 #   2. kaizen-sandbox:latest - deploy/sandbox/Dockerfile on top of it (non-root uid 10001,
@@ -17,7 +19,9 @@ SUITE="${SUITE:-bookworm}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 BASE_IMAGE="${BASE_IMAGE:-kaizen-sandbox-base:${SUITE}}"
 IMAGE="${IMAGE:-kaizen-sandbox:latest}"
-PACKAGES="python3,python3-pytest,python3-pytest-timeout,python3-coverage,git,ca-certificates"
+# No pytest-cov or xdist: Kaizen measures coverage itself, per test, in one process; the
+# options a project's config gives them are accepted by workers/fix/pytest_shim.py.
+PACKAGES="python3,python3-pytest,python3-pytest-timeout,python3-coverage,python3-pytest-asyncio,python3-pytest-mock,python3-hypothesis,git,ca-certificates"
 # Images carry their own label: kaizen.sandbox=1 marks *containers* the Docker backend
 # started (and may prune), and labels on an image are inherited by its containers.
 LABEL="kaizen.sandbox.image=1"
@@ -68,4 +72,4 @@ docker build --network none --label "$LABEL" --build-arg "BASE_IMAGE=$BASE_IMAGE
     -t "$IMAGE" "$here" >&2
 log "docker build took $((SECONDS - start))s"
 docker run --rm --network none --label "$LABEL" "$IMAGE" \
-    python3 -c 'import pytest, pytest_timeout, sys; print("ok", sys.version.split()[0], pytest.__version__)'
+    python3 -c 'import pytest, pytest_timeout, pytest_asyncio, pytest_mock, hypothesis, sys; print("ok", sys.version.split()[0], pytest.__version__)'

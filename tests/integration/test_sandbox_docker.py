@@ -145,6 +145,42 @@ def test_pytest_run_writes_junit_into_workspace(sandbox: DockerSandbox, workspac
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
 
 
+def test_the_image_runs_async_mocker_and_hypothesis_tests(
+    sandbox: DockerSandbox, workspace: Path
+) -> None:
+    # The plugins and libraries real projects' suites lean on most: without them these
+    # tests error or skip whatever the code does, and no fix could be judged by them.
+    (workspace / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nasyncio_mode = "auto"\naddopts = "--strict-markers"\n'
+    )
+    (workspace / "test_plugins.py").write_text(
+        textwrap.dedent(
+            """
+            import asyncio, os
+            from hypothesis import given, strategies as st
+
+            async def test_async():
+                assert await asyncio.sleep(0, result=3) == 3
+
+            def test_mocker(mocker):
+                mocker.patch("os.getcwd", return_value="/elsewhere")
+                assert os.getcwd() == "/elsewhere"
+
+            @given(st.integers())
+            def test_hypothesis(n):
+                assert n + 0 == n
+            """
+        )
+    )
+    r = sandbox.run(
+        ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA"],
+        workspace=workspace,
+        limits=Limits(timeout_s=120),
+    )
+    assert r.exit_code == 0, r
+    assert "3 passed" in r.stdout, r.stdout
+
+
 # -- containment ---------------------------------------------------------------------------
 
 

@@ -75,3 +75,72 @@ def test_the_shim_replaces_whatever_the_repository_had_under_its_name(project: P
     install_shim(project)
     written = project / SHIM_DIR / "kaizen_absent_plugins.py"
     assert not written.is_symlink() and "pytest_addoption" in written.read_text()
+
+
+ASYNC_CONFIG = """\
+[tool.pytest.ini_options]
+addopts = ["--strict-markers", "--strict-config", "-p", "no:asyncio"]
+asyncio_mode = "auto"
+asyncio_default_fixture_loop_scope = "function"
+"""
+ASYNC_TESTS = """\
+import asyncio
+
+import pytest
+
+
+@pytest.fixture
+def numbers():
+    return [1, 2, 3]
+
+
+@pytest.fixture
+async def later():
+    return 5
+
+
+async def test_sums(numbers):
+    await asyncio.sleep(0)
+    assert sum(numbers) == 6
+
+
+@pytest.mark.asyncio
+async def test_marked_and_wrong():
+    await asyncio.sleep(0)
+    assert 1 + 1 == 3
+
+
+class TestInAClass:
+    async def test_method(self):
+        assert await asyncio.sleep(0, result=4) == 4
+
+
+async def test_takes_an_async_fixture(later):
+    assert later == 5
+"""
+
+
+@pytest.fixture
+def async_project(tmp_path: Path) -> Path:
+    # `-p no:asyncio` blocks pytest-asyncio where it is installed, as in a sandbox without it.
+    (tmp_path / "pyproject.toml").write_text(ASYNC_CONFIG)
+    (tmp_path / "test_async.py").write_text(ASYNC_TESTS)
+    return tmp_path
+
+
+def test_without_pytest_asyncio_its_config_stops_the_run(async_project: Path) -> None:
+    done = run_pytest(async_project, [])
+    assert done.returncode != 0 and "passed" not in done.stdout
+    assert "Unknown config option: asyncio_" in done.stderr
+
+
+def test_the_shim_runs_async_tests_with_plain_fixtures_and_leaves_async_fixtures_to_pytest(
+    async_project: Path,
+) -> None:
+    done = run_pytest(async_project, [*install_shim(async_project), "-rA"])
+    out = done.stdout
+    assert "PASSED test_async.py::test_sums" in out, out + done.stderr
+    assert "PASSED test_async.py::TestInAClass::test_method" in out
+    assert "FAILED test_async.py::test_marked_and_wrong" in out and "assert (1 + 1) == 3" in out
+    # pytest's own verdict on an async test it cannot run (skipped or failed, by version).
+    assert "PASSED test_async.py::test_takes_an_async_fixture" not in out

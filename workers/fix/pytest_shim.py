@@ -9,6 +9,13 @@ and markers when, and only when, their own plugin cannot be imported: it decides
 the sandbox, with the interpreter that runs the tests. Coverage, parallel runs and reruns
 are not what a fix is judged by, so the run without them is the closest one to the
 project's own.
+
+pytest-asyncio is different: without it an async test is skipped (pytest 7) or fails
+(pytest 8.4+) whatever the code does, and ``--strict-config``/``--strict-markers`` stop
+the run at its ``asyncio_mode`` setting or ``asyncio`` marker. So when it is absent (or
+blocked with ``-p no:asyncio``) the plugin declares those, and runs the async tests it
+would have run (marked, or all of them under ``asyncio_mode = auto``) on ``asyncio.run``
+when their fixtures are plain values; a test taking an async fixture is left to pytest.
 """
 
 from __future__ import annotations
@@ -22,7 +29,13 @@ SHIM_DIR = ".kaizen-pytest"
 SHIM_MODULE = "kaizen_absent_plugins"
 
 SHIM_SOURCE = '''"""Written by Kaizen into its copy of the repository: workers/fix/pytest_shim.py"""
+import asyncio
 import importlib.util
+import inspect
+
+import pytest
+
+_ASYNCIO = {"absent": False}
 
 
 def _absent(module):
@@ -32,7 +45,12 @@ def _absent(module):
         return True
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser, pluginmanager):
+    if _absent("pytest_asyncio") or pluginmanager.is_blocked("asyncio"):
+        _ASYNCIO["absent"] = True
+        for name in ("asyncio_mode", "asyncio_default_fixture_loop_scope",
+                     "asyncio_default_test_loop_scope"):
+            parser.addini(name, "Kaizen's stand-in: pytest-asyncio is not installed")
     group = parser.getgroup("kaizen", "options of plugins this Python lacks (ignored)")
     if _absent("pytest_cov"):
         group.addoption("--cov", action="append", nargs="?", const=True, default=[],
@@ -63,6 +81,26 @@ def pytest_configure(config):
         config.addinivalue_line("markers", "timeout(seconds): ignored, no pytest-timeout")
     if _absent("pytest_rerunfailures"):
         config.addinivalue_line("markers", "flaky(reruns): ignored, no pytest-rerunfailures")
+    if _ASYNCIO["absent"]:
+        config.addinivalue_line("markers", "asyncio: run by Kaizen's stand-in on asyncio.run")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """An async test pytest-asyncio would run: on asyncio.run, when every fixture it takes
+    is a plain value (an async fixture needs the real plugin, so it is left to pytest)."""
+    function = pyfuncitem.obj
+    if not _ASYNCIO["absent"] or not inspect.iscoroutinefunction(function):
+        return None
+    auto = (pyfuncitem.config.getini("asyncio_mode") or "strict").strip() == "auto"
+    if not auto and pyfuncitem.get_closest_marker("asyncio") is None:
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    args = {name: pyfuncitem.funcargs[name] for name in names}
+    if any(inspect.iscoroutine(v) or inspect.isasyncgen(v) for v in args.values()):
+        return None
+    asyncio.run(function(**args))
+    return True
 '''
 
 
