@@ -213,11 +213,13 @@ class ReviewConfig(_Section):
 class FixConfig(_Section):
     """``/kaizen fix``: attempts and limits for the sandboxed fixer.
 
-    ``test_command`` of ``None`` means "detect pytest from the repository";
-    ``install_command``, when set, runs once in the sandbox before the tests and must
-    install into the workspace (a ``.venv`` the test command uses, ``pip install --target``):
-    the sandbox's root is read-only. Network access during install is off unless the
-    repository opts in; the tests never have it.
+    ``test_command`` of ``None`` means "detect pytest from the repository"; a plain pytest
+    call (``.venv/bin/python -m pytest tests``, ``PYTHONPATH=lib pytest -k fast``) is run
+    as pytest, so its tests are judged one by one; anything else runs through ``sh -c`` and
+    only its exit code counts. ``install_command``, when set, runs once in the sandbox
+    before the tests and must install into the workspace (a ``.venv`` the test command
+    uses, ``pip install --target``): the sandbox's root is read-only. Network access
+    during install is off unless the repository opts in; the tests never have it.
     """
 
     enabled: bool = Field(default=True, strict=True)

@@ -359,3 +359,39 @@ def test_a_failing_install_command_stops_the_fix_with_what_it_printed(
     assert "exit code 3" in result.message and "no such package: leftpad" in result.message
     assert "without network" in result.message
     assert result.sandbox_runs == 1  # no baseline without the dependencies
+
+
+VENV_INSTALL = (
+    "python3 -m venv --without-pip --system-site-packages .venv"
+    " && site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path(\"purelib\"))')"
+    ' && mkdir -p "$site/helperlib"'
+    " && printf 'def double(x):\\n    return 2 * x\\n' > \"$site/helperlib/__init__.py\""
+)
+
+
+def test_a_configured_pytest_call_runs_in_the_installed_virtualenv_test_by_test(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    # helperlib exists only in the virtualenv the install made: the sandbox's own python3
+    # cannot import it, so a passing test_deps shows which interpreter ran the tests.
+    (checkout / "tests" / "test_deps.py").write_text(
+        "import helperlib\n\n\ndef test_helper():\n    assert helperlib.double(2) == 4\n"
+    )
+    (checkout / "tests" / "test_env.py").write_text(
+        "import os\n\n\ndef test_env():\n    assert os.environ.get('CURRENCY') == 'EUR'\n"
+    )
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30))
+    result = loop.run(
+        repo="octo-org/shop",
+        issue_id="24",
+        issue_text=ISSUE,
+        checkout=checkout,
+        install_command=VENV_INSTALL,
+        test_command="CURRENCY=EUR .venv/bin/python -m pytest -q tests",
+    )
+    # One verdict per test (not the whole command's exit code), and only the pricing test.
+    assert result.baseline_failed and all(
+        t.startswith("tests/test_pricing.py::") for t in result.baseline_failed
+    ), result.message
+    assert result.fixed, result.message
+    assert "+++ b/shop/pricing.py" in result.patch

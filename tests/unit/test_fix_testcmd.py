@@ -4,7 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from workers.fix.testcmd import TestCommand, detect_test_command, src_layout
+from workers.fix.testcmd import (
+    PytestRun,
+    TestCommand,
+    detect_test_command,
+    pytest_run_of,
+    src_layout,
+)
 
 PYTEST = ["python3", "-m", "pytest"]
 
@@ -22,9 +28,70 @@ def test_configured_command_wins_and_runs_through_sh(tmp_path: Path) -> None:
     assert found == TestCommand(["sh", "-c", "make test && echo ok"], "config")
 
 
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("pytest", PytestRun()),
+        ("py.test -q -k 'not slow'", PytestRun(None, ("-q", "-k", "not slow"))),
+        ("python -m pytest tests/unit -x", PytestRun(None, ("tests/unit", "-x"))),
+        ("python3 -m pytest", PytestRun()),
+        ("python3.12 -m pytest", PytestRun("python3.12")),
+        (".venv/bin/python -m pytest tests", PytestRun(".venv/bin/python", ("tests",))),
+        (
+            ".venv/bin/pytest -m 'not integration'",
+            PytestRun(".venv/bin/python", ("-m", "not integration")),
+        ),
+        ("/opt/py/bin/pytest", PytestRun("/opt/py/bin/python")),
+        (
+            "PYTHONPATH=lib DJANGO_SETTINGS_MODULE=site.settings pytest tests",
+            PytestRun(
+                None, ("tests",), {"PYTHONPATH": "lib", "DJANGO_SETTINGS_MODULE": "site.settings"}
+            ),
+        ),
+        # Kaizen writes the report where it reads it.
+        ("pytest --junitxml=out.xml --junit-xml out2.xml -q", PytestRun(None, ("-q",))),
+    ],
+)
+def test_a_configured_plain_pytest_call_is_run_as_pytest(command: str, expected: PytestRun) -> None:
+    assert pytest_run_of(command) == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "make test",
+        "tox -e py311",
+        "pytest && echo done",
+        "pytest | tee log",
+        "pytest tests/*.py",
+        "pytest $ARGS",
+        "pytest; true",
+        "pytest > out.txt",
+        "python -c 'import pytest'",
+        "python -m unittest",
+        "uv run pytest",
+        "PYTHONPATH=src",
+        "pytest 'unclosed",
+        "pytest -k 'a' # comment",
+    ],
+)
+def test_anything_else_runs_through_the_shell(command: str) -> None:
+    assert pytest_run_of(command) is None
+    assert detect_test_command(Path("."), command) == TestCommand(["sh", "-c", command], "config")
+
+
+def test_a_configured_pytest_call_keeps_its_shell_form_too(tmp_path: Path) -> None:
+    found = detect_test_command(tmp_path, ".venv/bin/python -m pytest tests")
+    assert found == TestCommand(
+        ["sh", "-c", ".venv/bin/python -m pytest tests"],
+        "config",
+        PytestRun(".venv/bin/python", ("tests",)),
+    )
+
+
 def test_blank_configured_command_means_detect(tmp_path: Path) -> None:
     write(tmp_path, "tests/test_a.py")
-    assert detect_test_command(tmp_path, "   ") == TestCommand(PYTEST, "convention")
+    assert detect_test_command(tmp_path, "   ") == TestCommand(PYTEST, "convention", PytestRun())
 
 
 @pytest.mark.parametrize(
@@ -41,7 +108,7 @@ def test_blank_configured_command_means_detect(tmp_path: Path) -> None:
 )
 def test_pytest_configuration_sources(tmp_path: Path, rel: str, text: str, source: str) -> None:
     write(tmp_path, rel, text)
-    assert detect_test_command(tmp_path) == TestCommand(PYTEST, source)  # type: ignore[arg-type]
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, source, PytestRun())  # type: ignore[arg-type]
 
 
 def test_config_without_a_pytest_section_is_not_a_source(tmp_path: Path) -> None:
@@ -54,15 +121,15 @@ def test_config_without_a_pytest_section_is_not_a_source(tmp_path: Path) -> None
 def test_pytest_precedence_matches_pytest(tmp_path: Path) -> None:
     write(tmp_path, "pyproject.toml", "[tool.pytest.ini_options]\n")
     write(tmp_path, "setup.cfg", "[tool:pytest]\n")
-    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pyproject")
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pyproject", PytestRun())
     write(tmp_path, "pytest.ini", "[pytest]\n")
-    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pytest.ini")
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pytest.ini", PytestRun())
 
 
 @pytest.mark.parametrize("value", ["[unclosed", "[" * 5_000])  # the second: RecursionError
 def test_broken_pyproject_falls_back_to_the_table_header(tmp_path: Path, value: str) -> None:
     write(tmp_path, "pyproject.toml", f"[tool.pytest.ini_options]\naddopts = {value}\n")
-    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pyproject")
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "pyproject", PytestRun())
 
 
 @pytest.mark.parametrize(
@@ -72,7 +139,7 @@ def test_broken_pyproject_falls_back_to_the_table_header(tmp_path: Path, value: 
 def test_conventions(tmp_path: Path, rel: str) -> None:
     write(tmp_path, "pkg/__init__.py")
     write(tmp_path, rel)
-    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "convention")
+    assert detect_test_command(tmp_path) == TestCommand(PYTEST, "convention", PytestRun())
 
 
 def test_no_tests_is_none(tmp_path: Path) -> None:

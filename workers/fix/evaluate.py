@@ -143,6 +143,7 @@ class TestRunner:
     limits: Limits
     python: str = "python3"
     custom_command: Sequence[str] | None = None  # a configured non-pytest command
+    pytest_args: Sequence[str] = ()  # a configured pytest call's own arguments (-k, paths)
     per_test_timeout_s: float = 60.0
     scratch: Path | None = None  # where coverage data is kept after the copy is removed
     env: Mapping[str, str] = field(default_factory=dict)  # e.g. PYTHONPATH for a src layout
@@ -179,9 +180,10 @@ class TestRunner:
         shim = install_shim(workspace)  # a config's --cov, -n, --reruns without the plugin
         env = {**self.env, "PYTHONPATH": _path_with(self.env.get("PYTHONPATH"), SHIM_DIR)}
         # `--` so that a node id can never be read as an option.
+        args = [*self.pytest_args, *shim]
         command = pytest_command(
             f"/workspace/{REPORT}",
-            [*shim, "--", *select] if select else shim,
+            [*args, "--", *select] if select else args,
             per_test_timeout_s=self.per_test_timeout_s,
             python=self.python,
             has_pytest_timeout=True if self.sandbox.name == "docker" else None,

@@ -351,25 +351,26 @@ class FixLoop:
         )
 
     def _runner(self, checkout: Path, command: TestCommand, scratch: Path) -> TestRunner:
-        custom = None
-        argv = command.argv
-        if not (len(argv) >= 3 and argv[1:3] == ["-m", "pytest"]):
-            custom = argv
+        pytest = command.pytest
         limits = Limits(
             timeout_s=self.budget.run_timeout_s,
             workspace_mb=self.budget.workspace_mb,
             workspace_files=self.budget.workspace_files,
         )
+        # made absolute by Python at start-up, against the workspace it runs in
+        env = {"PYTHONPATH": "src"} if src_layout(checkout) else {}
+        if pytest is not None:
+            env.update(pytest.env)
         return TestRunner(
             self.sandbox,
             checkout,
             limits,
-            python=self.python,
-            custom_command=custom,
+            python=(pytest.python if pytest is not None else None) or self.python,
+            custom_command=None if pytest is not None else command.argv,
+            pytest_args=pytest.args if pytest is not None else (),
             per_test_timeout_s=min(60.0, self.budget.run_timeout_s),
             scratch=scratch,
-            # made absolute by Python at start-up, against the workspace it runs in
-            env={"PYTHONPATH": "src"} if src_layout(checkout) else {},
+            env=env,
         )
 
     def _run(

@@ -3,7 +3,11 @@ configuration, else the usual test-file conventions. Nothing is executed here.
 
 Order (first hit wins):
 
-1. ``fix.test_command`` from ``.kaizen.yml`` - a shell string, run as ``sh -c``;
+1. ``fix.test_command`` from ``.kaizen.yml`` - a shell string, run as ``sh -c``, unless it
+   is a plain pytest call (``pytest -k fast``, ``.venv/bin/python -m pytest tests``,
+   ``PYTHONPATH=lib pytest``): that is run as pytest with the interpreter, arguments and
+   variables it names, so the tests still come back one by one (a ``.venv`` an
+   ``install_command`` made keeps per-test results, coverage and the quick check);
 2. a pytest configuration, checked in pytest's own precedence: ``pytest.ini`` /
    ``.pytest.ini``, ``pytest.toml`` / ``.pytest.toml`` (pytest 9), ``pyproject.toml``
    (``[tool.pytest.ini_options]`` or ``[tool.pytest]``), ``tox.ini`` (``[pytest]``),
@@ -20,10 +24,11 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 import tomllib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -59,14 +64,82 @@ SKIP_DIRS = frozenset(
 )
 
 
+# A configured command holding any of these needs the shell (pipes, lists, redirections,
+# expansions, globs, comments): it is run through ``sh -c`` as it is.
+_SHELL_CHARS = frozenset("|&;<>()$`*?[]{}~!#\\\n\r")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON_NAME = re.compile(r"python(?:3(?:\.\d+)?)?")
+# Ours: the run's report goes where Kaizen reads it, and no cache is written.
+_OWN_OPTIONS = ("--junitxml", "--junit-xml", "--junit-prefix")
+
+
+@dataclass(frozen=True)
+class PytestRun:
+    """A pytest call Kaizen runs itself: ``python -m pytest *args`` with ``env``.
+
+    ``python`` ``None`` is the sandbox's interpreter; a path (``.venv/bin/python``) is the
+    one the repository's install made, relative to the workspace."""
+
+    python: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class TestCommand:
-    """The argv that runs a repository's tests, and where it came from."""
+    """The argv that runs a repository's tests, and where it came from. ``pytest`` is set
+    when the tests are pytest's, which Kaizen then runs itself (per-test results);
+    otherwise ``argv`` runs as it is and its exit code is the verdict."""
 
     argv: list[str]
     source: Source
+    pytest: PytestRun | None = None
 
     __test__ = False  # not a pytest test class
+
+
+def pytest_run_of(command: str) -> PytestRun | None:
+    """``command`` as a :class:`PytestRun` when it is a plain pytest call, else ``None``.
+
+    Plain: optional ``NAME=value`` assignments, then ``pytest``/``py.test`` (a path to one
+    means the ``python`` beside it, as in a virtualenv's ``bin``) or ``python… -m pytest``,
+    then arguments - nothing the shell would read differently from its words.
+    """
+    if any(ch in _SHELL_CHARS for ch in command):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    env: dict[str, str] = {}
+    while words and _ASSIGNMENT.match(words[0]):
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    if not words:
+        return None
+    program, rest = words[0], words[1:]
+    folder, _, name = program.rpartition("/")
+    if name in ("pytest", "py.test"):
+        python = f"{folder}/python" if "/" in program else None
+    elif _PYTHON_NAME.fullmatch(name) and rest[:2] == ["-m", "pytest"]:
+        python = None if program in ("python", "python3") else program
+        rest = rest[2:]
+    else:
+        return None
+    return PytestRun(python, tuple(_without_own_options(rest)), env)
+
+
+def _without_own_options(args: list[str]) -> list[str]:
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _OWN_OPTIONS:
+            skip = True  # its value is the next word
+        elif not arg.startswith(tuple(f"{o}=" for o in _OWN_OPTIONS)):
+            kept.append(arg)
+    return kept
 
 
 def detect_test_command(repo: Path, configured: str | None = None) -> TestCommand | None:
@@ -76,13 +149,13 @@ def detect_test_command(repo: Path, configured: str | None = None) -> TestComman
     detect). Only reads files; never runs anything from the repository.
     """
     if configured is not None and configured.strip():
-        return TestCommand(["sh", "-c", configured], "config")
+        return TestCommand(["sh", "-c", configured], "config", pytest_run_of(configured))
     repo = Path(repo)
     source = _pytest_config_source(repo)
     if source is not None:
-        return TestCommand(list(PYTEST_ARGV), source)
+        return TestCommand(list(PYTEST_ARGV), source, PytestRun())
     if _has_conventional_tests(repo):
-        return TestCommand(list(PYTEST_ARGV), "convention")
+        return TestCommand(list(PYTEST_ARGV), "convention", PytestRun())
     return None
 
 
