@@ -155,7 +155,40 @@ def _sandbox(settings: Settings) -> Check:
         return Check("sandbox", "fail", str(exc))
     if sandbox.name == "docker":
         return Check("sandbox", "ok", f"Docker engine answers, image {settings.sandbox_image}")
-    return Check("sandbox", "ok", "bubblewrap available")
+    return bwrap_python_check()
+
+
+def bwrap_python_check(python: str = "python3") -> Check:
+    """Under bubblewrap the tests run with the host's ``python3`` (as the sandbox's PATH
+    finds it): without pytest every fix would end at its first test run."""
+    from workers.sandbox.base import SAFE_ENV
+    from workers.sandbox.interpreter import runner_info
+
+    info = runner_info(python)
+    install = (
+        "install them for it (Debian: apt-get install python3-pytest python3-pytest-timeout "
+        "python3-coverage) or use the Docker sandbox (KAIZEN_SANDBOX=docker)"
+    )
+    if info.executable is None:
+        return Check(
+            "sandbox",
+            "fail",
+            f"bubblewrap available, but there is no {python} on the sandbox's PATH "
+            f"({SAFE_ENV['PATH']}): fixes cannot run tests; {install}",
+        )
+    if info.pytest_version is None:
+        return Check(
+            "sandbox",
+            "fail",
+            f"bubblewrap available, but {info.executable}, which runs the tests in it, "
+            f"cannot import pytest: fixes cannot run tests; {install}",
+        )
+    runs = f"{info.executable} (pytest {info.pytest_version})"
+    detail = f"bubblewrap available; tests run with {runs}"
+    if info.missing:
+        lacks = "; ".join(f"no {module}: {cost}" for module, cost in info.missing.items())
+        return Check("sandbox", "warn", f"{detail}, but {lacks}; {install}")
+    return Check("sandbox", "ok", detail)
 
 
 def _safe_url(url: str) -> str:

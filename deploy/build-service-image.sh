@@ -9,6 +9,8 @@
 #      Versions follow the project's virtualenv (.venv) where it has them, so the image
 #      runs what the test suite ran. Cached: rebuilt only when the requirements, the
 #      Python version or the torch pin change (FORCE_WHEELS=1 rebuilds it).
+#      build/wheelhouse/testrunner - pytest and the plugins fixes run tests with, for the
+#      image's python3 when its base lacks them (bubblewrap sandboxes use that python3).
 #   2. build/wheelhouse/app - the kaizen-bot wheel, rebuilt when the sources change.
 #   3. docker build --network none -f deploy/Dockerfile, tagged IMAGE (kaizen:latest), on
 #      BASE_IMAGE (kaizen-sandbox-base:bookworm when it exists, else
@@ -179,6 +181,31 @@ else
         fi
     fi
     echo "$EXTRA_DEBS" >"$house/debs/.key"
+fi
+
+# --- 1c. the sandbox's test runner ----------------------------------------------------------
+# Workers that sandbox with bubblewrap run a repository's tests with the image's own
+# python3 (the sandbox sees the image's /usr read-only), so that interpreter needs pytest
+# and what fixes lean on: the same set as the Docker sandbox image (deploy/sandbox).
+# Installed in the image only where the base's python3 lacks them (Debian's packages in
+# kaizen-sandbox-base already have them; python:3.11-slim-bookworm has none).
+TEST_RUNNER="pytest pytest-timeout coverage pytest-asyncio pytest-mock hypothesis"
+runner_key="$(echo "python=$base_python $TEST_RUNNER args=${PIP_WHEEL_ARGS:-}" | sha256sum | cut -d' ' -f1)"
+if [[ -z "${FORCE_WHEELS:-}" ]] && [[ "$(cat "$house/testrunner/.key" 2>/dev/null)" == "$runner_key" ]]; then
+    log "test runner wheels are up to date"
+else
+    start=$SECONDS
+    tmp="$house/testrunner.tmp"
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    tr ' ' '\n' <<<"$TEST_RUNNER" >"$tmp/requirements.txt"
+    # shellcheck disable=SC2086
+    "$PYTHON" -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$tmp" \
+        ${PIP_WHEEL_ARGS:-} -r "$tmp/requirements.txt" pip
+    rm -rf "$house/testrunner"
+    mv "$tmp" "$house/testrunner"
+    echo "$runner_key" >"$house/testrunner/.key"
+    log "test runner wheels took $((SECONDS - start))s ($(find "$house/testrunner" -name '*.whl' | wc -l) wheels)"
 fi
 
 # --- 2. the application wheel --------------------------------------------------------------

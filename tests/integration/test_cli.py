@@ -229,8 +229,8 @@ def test_doctor_on_embedded_defaults(tmp_path: Path) -> None:
     assert run.check("llm")["status"] == "skip"
     # Docker or bubblewrap may be missing on this machine: then the reason must say so.
     sandbox = run.check("sandbox")
-    assert sandbox["status"] in ("ok", "fail")
-    if sandbox["status"] == "fail":
+    assert sandbox["status"] in ("ok", "warn", "fail")
+    if sandbox["status"] != "ok":
         detail = sandbox["detail"].lower()
         assert "docker" in detail or "bubblewrap" in detail
     assert [c["name"] for c in run.checks] == [

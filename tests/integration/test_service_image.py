@@ -8,6 +8,8 @@ make a rebuild with nothing changed take seconds (the first build takes minutes)
 
 Then, in containers without a network:
 
+- ``kaizen fix`` runs a repository's tests under bubblewrap with the image's python3 and
+  fixes its bug, as a compose worker would;
 - ``kaizen doctor`` passes on the embedded defaults (file broker and embedded Qdrant under
   the data dir, GitHub and LLM not configured: "skip") with a real sandbox: bubblewrap,
   given exactly what deploy/docker-compose.yml gives the worker; and without any sandbox
@@ -124,7 +126,57 @@ def test_doctor_passes_offline_with_the_bwrap_sandbox(image: str) -> None:
     assert [c["status"] for c in checks.values()] == ["ok", "ok", "ok", "skip", "skip", "ok"]
     assert "/var/lib/kaizen/broker" in checks["broker"]["detail"]
     assert "/var/lib/kaizen/qdrant" in checks["qdrant"]["detail"]
-    assert checks["sandbox"]["detail"] == "bubblewrap available"
+    # The tests run with the image's python3, as the sandbox's PATH finds it, not Kaizen's
+    # own virtualenv: it must have pytest (the base's, or the wheels the build installs).
+    assert checks["sandbox"]["detail"].startswith(
+        "bubblewrap available; tests run with /usr/bin/python3 (pytest "
+    ), checks["sandbox"]
+
+
+def test_a_fix_runs_the_repositorys_tests_under_bubblewrap_in_the_image(image: str) -> None:
+    """The compose worker's path end to end: `kaizen fix` on a repository, its tests run
+    under bubblewrap with the image's python3, test by test, and the bug found and fixed."""
+    fixture = ROOT / "tests" / "fixtures" / "fix_repo"
+    script = (
+        "set -e; cp -r /fixture /tmp/repo; "
+        "kaizen fix --repo /tmp/repo --no-llm --json --max-runs 30 --issue-text "
+        "'total_price([(10, 2)], 0.1) gives 22.0; a 10 % discount should give 18.0.'"
+    )
+    opts = [
+        *BWRAP_WORKER_OPTS,
+        *("-e", "KAIZEN_SANDBOX=bwrap", "-v", f"{fixture}:/fixture:ro", "--entrypoint", "sh"),
+    ]
+    proc = run(image, "-c", script, opts=opts, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["fixed"] is True, result
+    assert "amount - amount * discount" in result["patch"]
+
+
+def test_a_base_without_pytest_gets_the_test_runner_from_the_wheels(image: str) -> None:
+    """python:3.11-slim-bookworm, the default base outside CI, has no pytest: the build
+    installs it from build/wheelhouse/testrunner with deploy/install-test-runner.sh. Here
+    the script runs on CI's base with Debian's pytest packages purged, as the build would."""
+    script = (
+        "set -e; dpkg --purge python3-pytest-asyncio python3-pytest-mock python3-hypothesis "
+        "python3-pytest-timeout python3-pytest python3-coverage >/dev/null; "
+        "! python3 -c 'import pytest' 2>/dev/null; "
+        "sh /deploy/install-test-runner.sh /wheels; "
+        "mkdir /tmp/t && cd /tmp/t && printf 'async def test_a(mocker):\n    pass\n' > test_a.py; "
+        "python3 -m pytest -q -p no:cacheprovider -o asyncio_mode=auto --timeout 30 test_a.py"
+    )
+    opts = [
+        *("--user", "0:0", "--entrypoint", "sh"),
+        *("-v", f"{ROOT / 'deploy'}:/deploy:ro"),
+        *("-v", f"{ROOT / 'build' / 'wheelhouse' / 'testrunner'}:/wheels:ro"),
+    ]
+    proc = run(BASE_IMAGE, "-c", script, opts=opts, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "installed the test runner: pytest " in proc.stdout
+    assert "1 passed" in proc.stdout
+
+    again = run(image, "-c", "sh /deploy/install-test-runner.sh /nowhere", opts=opts[:6])
+    assert again.returncode == 0 and "has the test runner already" in again.stdout, again
 
 
 def test_doctor_as_the_image_user(image: str) -> None:

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from workers.sandbox.interpreter import has_module
+
 Outcome = Literal["passed", "failed", "error", "skipped"]
 MAX_JUNIT_BYTES = 32 * 1024 * 1024
 MAX_TRACEBACK_CHARS = 8000  # the end holds the innermost frames
@@ -190,31 +192,8 @@ def pytest_command(
     cmd = [python, "-m", "pytest", "-q", f"--junitxml={junit_path}", "-p", "no:cacheprovider"]
     if per_test_timeout_s is not None and per_test_timeout_s > 0:
         if has_pytest_timeout is None:
-            has_pytest_timeout = python_has_module(python, "pytest_timeout")
+            has_pytest_timeout = has_module(python, "pytest_timeout")
         if has_pytest_timeout:
             seconds = max(1, round(per_test_timeout_s))
             cmd += [f"--timeout={seconds}", "--timeout-method=signal"]
     return [*cmd, *extra_args]
-
-
-def python_has_module(python: str, module: str) -> bool:
-    """Whether ``python`` can import ``module`` (a quick check, run on the host)."""
-    import shutil
-    import subprocess
-
-    exe = python if os.path.isabs(python) else shutil.which(python)
-    if not exe:
-        return False
-    try:
-        done = subprocess.run(
-            [exe, "-c", f"import importlib.util as u,sys; sys.exit(not u.find_spec({module!r}))"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=30,
-            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONNOUSERSITE": "1"},
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
