@@ -181,6 +181,41 @@ def test_the_image_runs_async_mocker_and_hypothesis_tests(
     assert "3 passed" in r.stdout, r.stdout
 
 
+def test_a_test_server_on_localhost_binds_as_on_a_developers_machine(
+    sandbox: DockerSandbox, workspace: Path
+) -> None:
+    # The container's /etc/hosts names ::1 "localhost"; with IPv6 off in the container,
+    # asyncio (aiohttp's test servers) failed to bind it: "cannot assign requested address".
+    r = run_py(
+        sandbox,
+        workspace,
+        """
+        import asyncio
+
+        async def main():
+            async def echo(reader, writer):
+                writer.write(await reader.read(5))
+                await writer.drain()
+                writer.close()
+
+            server = await asyncio.start_server(echo, "localhost", 0)
+            for sock in server.sockets:
+                host, port = sock.getsockname()[:2]
+                reader, writer = await asyncio.open_connection(host, port)
+                writer.write(b"hello")
+                print(host, (await reader.read(5)).decode())
+                writer.close()
+            server.close()
+
+        asyncio.run(main())
+        """,
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "127.0.0.1 hello" in r.stdout
+    if os.path.exists("/proc/sys/net/ipv6/conf/lo/disable_ipv6"):
+        assert "::1 hello" in r.stdout
+
+
 # -- containment ---------------------------------------------------------------------------
 
 

@@ -340,6 +340,11 @@ class DockerSandbox:
             "oom_score_adj": 1000,  # under host memory pressure, the sandbox goes first
             "init": True,  # docker-init as pid 1 reaps zombies and forwards signals
             "log_config": {"type": "none", "config": {}},
+            # Docker turns IPv6 off in a container whose network has none, yet its
+            # /etc/hosts names ::1 "localhost": a test server on "localhost" (asyncio,
+            # aiohttp) then fails to bind ::1, where it works on the developer's machine.
+            # Loopback only: nothing leaves the container either way.
+            "sysctls": {"net.ipv6.conf.lo.disable_ipv6": "0"} if _host_has_ipv6() else {},
         }
 
     def run(
@@ -447,3 +452,11 @@ class DockerSandbox:
             backend=self.name,
             details=details,
         )
+
+
+@functools.cache
+def _host_has_ipv6() -> bool:
+    """Whether the kernel has IPv6 at all (``ipv6.disable=1`` removes it, and a container
+    asking for an IPv6 sysctl would then fail to start). The daemon is local, so its
+    kernel is this one."""
+    return os.path.exists("/proc/sys/net/ipv6/conf/lo/disable_ipv6")
