@@ -298,7 +298,10 @@ def test_the_install_command_prepares_the_tests_and_never_touches_the_clone(
     without = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=1)).run(
         repo="octo-org/shop", issue_id="20", issue_text=ISSUE, checkout=checkout
     )
-    assert any("test_deps" in t for t in without.baseline_failed)  # nothing installed
+    # nothing installed: the test fails whatever the code does, and is set aside as such
+    assert [c for t, c in without.environment_failed.items() if "test_deps" in t] == [
+        "missing dependency 'helperlib'"
+    ]
 
     loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30))
     result = loop.run(
@@ -395,3 +398,47 @@ def test_a_configured_pytest_call_runs_in_the_installed_virtualenv_test_by_test(
     ), result.message
     assert result.fixed, result.message
     assert "+++ b/shop/pricing.py" in result.patch
+
+
+def test_tests_that_fail_whatever_the_code_does_are_set_aside(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    # A dependency nothing installed and a host on the internet: those tests fail in the
+    # offline sandbox before and after any patch, so with them among the targets the
+    # pricing bug could never be declared fixed.
+    (checkout / "tests" / "test_offline.py").write_text(
+        "import socket\n\n\n"
+        "def test_needs_a_dependency():\n"
+        "    import leftpad  # noqa: F401\n\n\n"
+        "def test_needs_the_internet():\n"
+        "    socket.getaddrinfo('pypi.org', 443)\n"
+    )
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30))
+    result = loop.run(repo="octo-org/shop", issue_id="25", issue_text=ISSUE, checkout=checkout)
+    assert result.environment_failed == {
+        "tests/test_offline.py::test_needs_a_dependency": "missing dependency 'leftpad'",
+        "tests/test_offline.py::test_needs_the_internet": "no network",
+    }
+    assert result.baseline_failed and all("test_pricing" in t for t in result.baseline_failed)
+    assert result.fixed, result.message
+    assert result.as_json()["environment_failed"] == result.environment_failed
+
+
+def test_when_only_such_tests_fail_the_fix_says_what_they_need(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    (checkout / "shop" / "pricing.py").write_text(
+        (checkout / "shop" / "pricing.py")
+        .read_text()
+        .replace("amount + amount * discount", "amount - amount * discount")
+    )
+    (checkout / "tests" / "test_offline.py").write_text(
+        "def test_needs_a_dependency():\n    import leftpad  # noqa: F401\n"
+    )
+    result = FixLoop(sandbox=sandbox, memory=None).run(
+        repo="octo-org/shop", issue_id="26", issue_text=ISSUE, checkout=checkout
+    )
+    assert not result.fixed and result.sandbox_runs == 1
+    assert "1 test(s) fail in the sandbox whatever the code does" in result.message
+    assert "missing dependency 'leftpad'" in result.message
+    assert "fix.install_command" in result.message

@@ -12,8 +12,8 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workers.fix.localize import (
@@ -52,6 +52,11 @@ class TestsOutcome:
     def ok(self) -> bool:
         """The run itself worked (it may still have failing tests)."""
         return not (self.run.timed_out or self.run.disk_limit_exceeded or self.report_error)
+
+    def without(self, nodeids: Collection[str]) -> TestsOutcome:
+        """This outcome as if ``nodeids`` had not run (neither failed nor passed)."""
+        kept = [t for t in self.tests if t.nodeid not in nodeids]
+        return replace(self, tests=kept)
 
 
 @dataclass

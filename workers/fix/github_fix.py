@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bot.github import marker
+from workers.fix.environment import describe
 from workers.fix.git_ops import clone, commit_and_push
 from workers.fix.loop import FixLoop, FixResult
 from workers.review.state import ReviewState
@@ -188,6 +189,11 @@ def pull_body(job: FixJob, result: FixResult) -> str:
         f"{i}. `{a.pattern}`: {a.description} → {a.summary}"
         for i, a in enumerate(result.attempts[-10:], 1)
     )
+    aside = (
+        f" ({describe(result.environment_failed)}: set aside, not judged)"
+        if result.environment_failed
+        else ""
+    )
     marker = MARKER.format(
         issue=job.issue,
         experience=result.winning_experience or "none",
@@ -197,7 +203,7 @@ def pull_body(job: FixJob, result: FixResult) -> str:
         f"Fixes #{job.issue}.\n\n**What changed:** {winner.description if winner else ''} "
         f"(`{winner.pattern if winner else ''}`).\n\n"
         f"**Before:** {len(result.baseline_failed)} failing test(s):\n{before}\n\n"
-        f"**After:** all {result.after_passed} tests pass in the sandbox; "
+        f"**After:** all {result.after_passed} tests pass in the sandbox{aside}; "
         f"{result.sandbox_runs} sandbox run(s), {result.duration_s:.0f} s.\n\n"
         f"<details><summary>Attempts</summary>\n\n{tried}\n\n</details>\n\n"
         "This is a draft: review it like any other change. Merging it, editing it or "
@@ -209,6 +215,9 @@ def failure_comment(result: FixResult) -> str:
     lines = [f"Kaizen could not fix this automatically. {result.message}"]
     if result.baseline_failed:
         lines.append("\nFailing tests: " + ", ".join(f"`{t}`" for t in result.baseline_failed[:10]))
+    if result.environment_failed and "whatever the code does" not in result.message:
+        aside = ", ".join(f"`{t}`" for t in list(result.environment_failed)[:10])
+        lines.append(f"\n{describe(result.environment_failed)}, set aside: {aside}")
     if result.suspects:
         lines.append(
             "\nMost suspicious lines: "

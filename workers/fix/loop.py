@@ -10,8 +10,10 @@ Order of work, and why:
    and pushes is never touched by the repository's code (no planted git hooks).
 1. Detect the test command and run a baseline in the sandbox (with per-test coverage when
    the sandbox's Python has coverage.py): the failing tests are the targets, the passing
-   ones must stay green. No failing test means no way to tell a fix from a guess, so the
-   loop stops and says so.
+   ones must stay green. Failing tests the sandbox makes fail whatever the code does (a
+   dependency nothing installed, no network: ``workers.fix.environment``) are set aside,
+   neither targets nor counted as broken, and named. No failing test means no way to
+   tell a fix from a guess, so the loop stops and says so.
 2. Localise: tracebacks and names in the issue, frames of the failing tests, and an
    Ochiai ranking over per-test coverage.
 3. Propose: template operators at the suspicious lines (always), and the LLM policy when
@@ -48,6 +50,7 @@ from memory.scores import Prior, posterior
 from memory.service import Memory
 from memory.types import Experience, Kind, Outcome, Signal
 from workers.fix import localize
+from workers.fix.environment import describe, environment_failures, repository_modules
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS
 from workers.fix.planning import rank_in_tiers
@@ -137,6 +140,9 @@ class FixResult:
     error_class: str = ""
     suspects: list[Suspect] = field(default_factory=list)
     winning_experience: str | None = None
+    # failing tests set aside: they fail in the sandbox whatever the code does (node id ->
+    # cause, workers.fix.environment); not in baseline_failed, never counted as broken
+    environment_failed: dict[str, str] = field(default_factory=dict)
 
     @property
     def patterns_tried(self) -> list[str]:
@@ -154,6 +160,7 @@ class FixResult:
             "message": self.message,
             "error_class": self.error_class,
             "baseline_failed": self.baseline_failed,
+            "environment_failed": self.environment_failed,
         }
 
 
@@ -404,6 +411,21 @@ class FixLoop:
                 False,
                 f"The tests could not be run: {baseline.report_error}.\n\n```\n{tail}\n```",
             )
+        files = python_files(checkout)
+        set_aside = environment_failures(baseline.tests, repository_modules(files))
+        if set_aside:
+            self.progress(f"{describe(set_aside)}: set aside, not targets.")
+            baseline = baseline.without(set_aside)
+        if not baseline.failed and set_aside:
+            return FixResult(
+                False,
+                f"{describe(set_aside)}, and no other test fails, so there is nothing the "
+                "code can be changed to fix. Give the sandbox what those tests need with "
+                "`fix.install_command` (with `allow_network_install` to download it), or add "
+                "a test that shows the bug, and run `/kaizen fix` again.",
+                baseline_passed=len(baseline.passed),
+                environment_failed=set_aside,
+            )
         if not baseline.failed:
             return FixResult(
                 False,
@@ -411,7 +433,6 @@ class FixLoop:
                 "Add a test that shows the bug and run `/kaizen fix` again.",
                 baseline_passed=len(baseline.passed),
             )
-        files = python_files(checkout)
         error_class = error_class_of(baseline)
         self.progress(
             f"{len(baseline.failed)} failing test(s) ({error_class}); localising the bug."
@@ -437,6 +458,7 @@ class FixLoop:
             baseline_passed=len(baseline.passed),
             error_class=error_class,
             suspects=suspects,
+            environment_failed=set_aside,
         )
         quick = self._quick_targets(runner, baseline)
         for policy, item in self._plan(ctx):

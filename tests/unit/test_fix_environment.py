@@ -1,0 +1,113 @@
+"""Telling failures the sandbox causes from failures the code causes."""
+
+from __future__ import annotations
+
+import pytest
+
+from workers.fix.environment import (
+    describe,
+    environment_cause,
+    environment_failures,
+    repository_modules,
+)
+from workers.sandbox.junit import TestResult
+
+OWN = repository_modules(["shop/pricing.py", "shop/__init__.py", "util.py", "src/lib/x.py"])
+
+
+def failing(message: str, traceback: str = "", outcome: str = "failed") -> TestResult:
+    return TestResult(
+        nodeid="tests/test_a.py::test_a",
+        classname="tests.test_a",
+        name="test_a",
+        file="tests/test_a.py",
+        outcome=outcome,  # type: ignore[arg-type]
+        duration_s=0.1,
+        message=message,
+        traceback=traceback,
+    )
+
+
+def test_the_repositorys_own_top_level_names() -> None:
+    assert {"shop", "util", "lib"} == OWN
+
+
+@pytest.mark.parametrize(
+    "package",
+    ["urllib3", "ujson", "orjson", "httpx", "typer", "psutil", "tomli", "lxml", "yaml", "attrs"],
+)
+def test_packages_named_like_standard_modules_are_still_dependencies(package: str) -> None:
+    message = f"ModuleNotFoundError: No module named '{package}'"
+    assert environment_cause(failing(message), OWN) == f"missing dependency '{package}'"
+
+
+@pytest.mark.parametrize(
+    ("message", "traceback", "cause"),
+    [
+        (
+            "ImportError while importing test module '/workspace/tests/test_a.py'.",
+            "E   ModuleNotFoundError: No module named 'requests'",
+            "missing dependency 'requests'",
+        ),
+        (
+            "ModuleNotFoundError: No module named 'yaml.constructor'",
+            "",
+            "missing dependency 'yaml'",
+        ),
+        (
+            "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='httpbin.org', "
+            "port=443): Max retries exceeded (Caused by NameResolutionError(...))",
+            "",
+            "no network",
+        ),
+        ("socket.gaierror: [Errno -3] Temporary failure in name resolution", "", "no network"),
+        (
+            "urllib.error.URLError: <urlopen error [Errno 101] Network is unreachable>",
+            "",
+            "no network",
+        ),
+    ],
+)
+def test_failures_the_sandbox_causes(message: str, traceback: str, cause: str) -> None:
+    assert environment_cause(failing(message, traceback, "error"), OWN) == cause
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "assert 22.0 == 18.0",
+        "ModuleNotFoundError: No module named 'shop.discounts'",  # its own module: a bug
+        "ModuleNotFoundError: No module named 'lib'",  # src layout: its own too
+        "ModuleNotFoundError: No module named 'colections'",  # a typo: the bug to fix
+        "ModuleNotFoundError: No module named 'datetme'",
+        "ConnectionRefusedError: [Errno 111] Connection refused",  # its own server, maybe
+        "KeyError: 'network'",
+    ],
+)
+def test_failures_the_code_may_cause(message: str) -> None:
+    assert environment_cause(failing(message), OWN) is None
+
+
+def test_passing_and_skipped_tests_are_never_set_aside() -> None:
+    text = "No module named 'requests'"
+    assert environment_cause(failing(text, outcome="skipped"), OWN) is None
+    assert environment_cause(failing(text, outcome="passed"), OWN) is None
+
+
+def test_the_set_aside_failures_are_counted_by_cause() -> None:
+    tests = [
+        failing("No module named 'requests'"),
+        TestResult("t::b", "t", "b", None, "failed", 0.0, "Name or service not known"),
+        TestResult("t::c", "t", "c", None, "failed", 0.0, "assert 1 == 2"),
+        TestResult("t::d", "t", "d", None, "error", 0.0, "[Errno -2] Name or service not known"),
+    ]
+    found = environment_failures(tests, OWN)
+    assert found == {
+        "tests/test_a.py::test_a": "missing dependency 'requests'",
+        "t::b": "no network",
+        "t::d": "no network",
+    }
+    assert describe(found) == (
+        "3 test(s) fail in the sandbox whatever the code does "
+        "(no network: 2, missing dependency 'requests': 1)"
+    )

@@ -1,0 +1,45 @@
+"""What a fix says on GitHub when some tests fail whatever the code does."""
+
+from __future__ import annotations
+
+from workers.fix.github_fix import FixJob, failure_comment, pull_body
+from workers.fix.loop import AttemptRecord, FixResult
+
+JOB = FixJob("octo/shop", 7, "Discount", "wrong total", "d-1", "octocat")
+ASIDE = {
+    "tests/test_api.py::test_fetch": "no network",
+    "tests/test_yaml.py::test_load": "missing dependency 'yaml'",
+}
+
+
+def test_the_pull_request_names_the_tests_it_did_not_judge() -> None:
+    result = FixResult(
+        True,
+        "Found a fix",
+        attempts=[AttemptRecord("template", "fix:sign:AssertionError", "flip +", 1.0, True, "ok")],
+        baseline_failed=["tests/test_pricing.py::test_total"],
+        after_passed=12,
+        environment_failed=ASIDE,
+    )
+    body = pull_body(JOB, result)
+    assert (
+        "**After:** all 12 tests pass in the sandbox (2 test(s) fail in the sandbox whatever "
+        "the code does (no network: 1, missing dependency 'yaml': 1): set aside, not judged)"
+    ) in body
+
+
+def test_without_such_tests_the_pull_request_says_all_pass() -> None:
+    result = FixResult(True, "Found a fix", after_passed=12)
+    assert "**After:** all 12 tests pass in the sandbox; " in pull_body(JOB, result)
+
+
+def test_a_failed_fix_lists_the_tests_it_set_aside() -> None:
+    result = FixResult(
+        False,
+        "No fix found in 3 attempt(s) (4 sandbox runs).",
+        baseline_failed=["tests/test_pricing.py::test_total"],
+        environment_failed=ASIDE,
+    )
+    comment = failure_comment(result)
+    assert "2 test(s) fail in the sandbox whatever the code does" in comment
+    assert "`tests/test_api.py::test_fetch`, `tests/test_yaml.py::test_load`" in comment

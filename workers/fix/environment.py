@@ -1,0 +1,98 @@
+"""Failing tests that fail because of where they run, not because of the code.
+
+Why: a fix is judged by making every failing test pass. In the offline sandbox some tests
+of a real project fail whatever the code does - they import a dependency nothing
+installed, or reach a host on the internet - and with them among the targets no patch
+could ever succeed, however right. Such failures are set aside (not targets, never
+"broken") and named in what Kaizen reports, so the team can add an ``install_command``.
+
+Only unambiguous signs count: ``No module named 'x'`` for a top-level module the
+repository does not have (an ImportError of its own modules is a bug to fix) and that is
+not a misspelling of one of its own or the standard library's (``colections``,
+``datetme``: a letter dropped or swapped, which no popular package's name is), and a
+host name that cannot be resolved or a network that cannot be reached. A refused
+connection is not one of them: a test's own server on the loopback refusing is as
+likely to be the bug.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
+
+from workers.sandbox.junit import TestResult
+
+_NO_MODULE = re.compile(r"No module named '?([A-Za-z_][\w.]*)'?")
+_NO_NETWORK = re.compile(
+    r"Temporary failure in name resolution|Name or service not known"
+    r"|nodename nor servname provided|NameResolutionError|getaddrinfo failed"
+    r"|Network is unreachable|\[Errno -(?:2|3|5)\]|\[Errno 101\]"
+)
+# difflib's ratio at which a missing module reads as a misspelling of an existing one:
+# one dropped or swapped letter in a name of six or more letters. No name on a list of
+# 200 popular packages is that close to (and no longer than) a standard module's.
+_TYPO_SIMILARITY = 0.9
+# How much of a failure's text is looked at: the end of a traceback holds the cause.
+_TAIL_CHARS = 4000
+
+
+def _misspelt(name: str, own_modules: Collection[str]) -> bool:
+    """Whether ``name`` is one letter short of, or a swap away from, a module that exists:
+    a typo in an import is a bug the code can be fixed for. Longer names (``urllib3``,
+    ``ujson``, ``httpx``) are the packages built on a standard module, not typos of it."""
+    known = [*sys.stdlib_module_names, *own_modules]
+    return any(
+        len(name) <= len(other)
+        for other in difflib.get_close_matches(name, known, n=3, cutoff=_TYPO_SIMILARITY)
+        if other != name
+    )
+
+
+def repository_modules(paths: Iterable[str]) -> set[str]:
+    """Top-level names the repository's own code can be imported as: each Python file's
+    first folder or module name, and the same below ``src/``."""
+    names: set[str] = set()
+    for path in paths:
+        parts = path.replace("\\", "/").split("/")
+        if parts and parts[0] == "src" and len(parts) > 1:
+            parts = parts[1:]
+        head = parts[0]
+        names.add(head[:-3] if len(parts) == 1 and head.endswith(".py") else head)
+    return names
+
+
+def environment_cause(test: TestResult, own_modules: Collection[str]) -> str | None:
+    """Why ``test`` fails whatever the code does, in a few words, or ``None``."""
+    if test.outcome not in ("failed", "error"):
+        return None
+    text = f"{test.message}\n{test.traceback[-_TAIL_CHARS:]}"
+    for match in _NO_MODULE.finditer(text):
+        top = match.group(1).split(".")[0]
+        if top and top not in own_modules and not _misspelt(top, own_modules):
+            return f"missing dependency '{top}'"
+    if _NO_NETWORK.search(text):
+        return "no network"
+    return None
+
+
+def environment_failures(
+    tests: Iterable[TestResult], own_modules: Collection[str]
+) -> dict[str, str]:
+    """Node id -> cause, for the failing tests the code cannot be blamed for."""
+    found: dict[str, str] = {}
+    for test in tests:
+        cause = environment_cause(test, own_modules)
+        if cause is not None:
+            found[test.nodeid] = cause
+    return found
+
+
+def describe(failures: Mapping[str, str]) -> str:
+    """``3 test(s) fail in the sandbox whatever the code does (no network: 2, missing
+    dependency 'requests': 1)`` - for comments and PR bodies."""
+    counts = Counter(failures.values())
+    parts = ", ".join(f"{cause}: {n}" for cause, n in counts.most_common())
+    return f"{len(failures)} test(s) fail in the sandbox whatever the code does ({parts})"
