@@ -442,3 +442,34 @@ def test_when_only_such_tests_fail_the_fix_says_what_they_need(
     assert "1 test(s) fail in the sandbox whatever the code does" in result.message
     assert "missing dependency 'leftpad'" in result.message
     assert "fix.install_command" in result.message
+
+
+class FlakesOnTheFix:
+    """The real sandbox, except that the first run of the right patch finds a marker file
+    that makes one passing test fail: a flaky test, failing once, as on a real project."""
+
+    def __init__(self, inner: Sandbox) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.flaked = False
+
+    def run(self, command: Any, *, workspace: Path, limits: Limits, env: Any = None) -> Any:
+        pricing = workspace / "shop" / "pricing.py"
+        if not self.flaked and "amount - amount * discount" in pricing.read_text():
+            self.flaked = True
+            (workspace / "FLAKE").write_text("this run only\n")
+        return self.inner.run(command, workspace=workspace, limits=limits, env=env)
+
+
+def test_a_fix_is_not_lost_to_a_flaky_test(sandbox: Sandbox, checkout: Path) -> None:
+    (checkout / "tests" / "test_flaky.py").write_text(
+        "import os\n\n\ndef test_sometimes():\n    assert not os.path.exists('FLAKE')\n"
+    )
+    flaky = FlakesOnTheFix(sandbox)
+    loop = FixLoop(sandbox=flaky, memory=None, budget=FixBudget(max_sandbox_runs=40))
+    result = loop.run(repo="octo-org/shop", issue_id="27", issue_text=ISSUE, checkout=checkout)
+    assert flaky.flaked
+    assert result.fixed, result.message
+    assert "amount - amount * discount" in result.patch
+    assert result.flaky == ["tests/test_flaky.py::test_sometimes"]
+    assert result.attempts[-1].summary.endswith("1 flaky test(s) passed when run again")

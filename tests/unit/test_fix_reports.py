@@ -43,3 +43,13 @@ def test_a_failed_fix_lists_the_tests_it_set_aside() -> None:
     comment = failure_comment(result)
     assert "2 test(s) fail in the sandbox whatever the code does" in comment
     assert "`tests/test_api.py::test_fetch`, `tests/test_yaml.py::test_load`" in comment
+
+
+def test_the_pull_request_names_a_test_that_failed_once() -> None:
+    result = FixResult(True, "Found a fix", after_passed=12, flaky=["tests/test_io.py::test_race"])
+    body = pull_body(JOB, result)
+    assert (
+        "**Flaky?** failed once with this change and passed when the whole suite ran again: "
+        "`tests/test_io.py::test_race`."
+    ) in body
+    assert "Flaky?" not in pull_body(JOB, FixResult(True, "Found a fix", after_passed=12))

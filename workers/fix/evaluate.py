@@ -67,6 +67,8 @@ class Score:
     still_failing: set[str]
     broken: set[str]
     only_targets: bool = False  # only the failing tests ran: nothing is known of the rest
+    # passing tests that failed in one run of the candidate and passed when it ran again
+    flaky: set[str] = field(default_factory=set)
 
     def summary(self) -> str:
         parts = [f"{len(self.fixed)} target test(s) fixed"]
@@ -74,6 +76,8 @@ class Score:
             parts.append(f"{len(self.still_failing)} still failing")
         if self.broken:
             parts.append(f"{len(self.broken)} previously passing test(s) broken")
+        if self.flaky:
+            parts.append(f"{len(self.flaky)} flaky test(s) passed when run again")
         text = ", ".join(parts)
         return f"{text} (only the failing tests were run)" if self.only_targets else text
 

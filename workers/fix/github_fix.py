@@ -194,6 +194,13 @@ def pull_body(job: FixJob, result: FixResult) -> str:
         if result.environment_failed
         else ""
     )
+    flaky = (
+        "**Flaky?** failed once with this change and passed when the whole suite ran again: "
+        + ", ".join(f"`{t}`" for t in result.flaky[:10])
+        + ".\n\n"
+        if result.flaky
+        else ""
+    )
     marker = MARKER.format(
         issue=job.issue,
         experience=result.winning_experience or "none",
@@ -204,7 +211,7 @@ def pull_body(job: FixJob, result: FixResult) -> str:
         f"(`{winner.pattern if winner else ''}`).\n\n"
         f"**Before:** {len(result.baseline_failed)} failing test(s):\n{before}\n\n"
         f"**After:** all {result.after_passed} tests pass in the sandbox{aside}; "
-        f"{result.sandbox_runs} sandbox run(s), {result.duration_s:.0f} s.\n\n"
+        f"{result.sandbox_runs} sandbox run(s), {result.duration_s:.0f} s.\n\n{flaky}"
         f"<details><summary>Attempts</summary>\n\n{tried}\n\n</details>\n\n"
         "This is a draft: review it like any other change. Merging it, editing it or "
         f"closing it teaches Kaizen which strategies work here.\n\n{marker}"

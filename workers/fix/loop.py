@@ -28,7 +28,9 @@ Order of work, and why:
    unpatched tree (a test that fails only after another one would pass alone, and every
    candidate would look like a fix). Its reward is stored on an experience and its
    verdict moves the pattern's score, so the next issue with the same kind of failure
-   tries the right operator sooner.
+   tries the right operator sooner. A candidate that fixes every target but fails one to
+   three passing tests gets the whole suite run once more before it is rejected: real
+   projects have flaky tests, and only a clean second run accepts it (the PR names them).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -78,6 +80,9 @@ SKILL_MIN_SIMILARITY = 0.6
 INSTALL_WORKSPACE_MB = 12_288
 # And files: a node_modules tree holds hundreds of thousands.
 INSTALL_WORKSPACE_FILES = 2_000_000
+# A candidate that fixes every target but fails this many passing tests or fewer gets a
+# second full run before it is rejected (flaky tests); more looks like real breakage.
+MAX_FLAKY_RETRY = 3
 # The quick check is not worth its extra run for more targets than this (they are most of
 # the suite) or for a suite this fast (the sandbox's start-up is most of a run).
 MAX_QUICK_TARGETS = 100
@@ -143,6 +148,8 @@ class FixResult:
     # failing tests set aside: they fail in the sandbox whatever the code does (node id ->
     # cause, workers.fix.environment); not in baseline_failed, never counted as broken
     environment_failed: dict[str, str] = field(default_factory=dict)
+    # passing tests that failed once with the fix and passed when the suite ran again
+    flaky: list[str] = field(default_factory=list)
 
     @property
     def patterns_tried(self) -> list[str]:
@@ -161,6 +168,7 @@ class FixResult:
             "error_class": self.error_class,
             "baseline_failed": self.baseline_failed,
             "environment_failed": self.environment_failed,
+            "flaky": self.flaky,
         }
 
 
@@ -493,6 +501,7 @@ class FixLoop:
                 result.patch = "".join(p.diff() for p in patches)
                 result.reward = verdict.reward
                 result.after_passed = len(outcome.passed)
+                result.flaky = sorted(verdict.flaky)
                 result.winning_experience = attempt.experience_id
                 result.message = (
                     f"Found a fix after {len(result.attempts)} attempt(s): {attempt.description}."
@@ -550,7 +559,32 @@ class FixLoop:
             if not (first.ok and set(quick) <= first.passed):
                 return first, score(baseline, first, single, only_targets=True)
         outcome = runner.run(patches)
-        return outcome, score(baseline, outcome, single)
+        verdict = score(baseline, outcome, single)
+        if not self._worth_a_second_run(verdict, runner):
+            return outcome, verdict
+        self.progress(
+            f"Every target test passes but {len(verdict.broken)} passing test(s) failed: "
+            "running the suite again to tell a flaky test from a broken one."
+        )
+        again = runner.run(patches)
+        second = score(baseline, again, single)
+        if not second.success:
+            return outcome, verdict
+        return again, replace(second, flaky=verdict.broken)
+
+    def _worth_a_second_run(self, verdict: Score, runner: TestRunner) -> bool:
+        """A candidate that fixed every target and "broke" one to three tests: real
+        projects have flaky tests, and rejecting the right patch for one of them loses
+        the fix. The suite runs again whole (a test alone may pass where the suite's
+        order makes it fail), and only a clean second run counts."""
+        return (
+            not verdict.success
+            and not verdict.only_targets
+            and bool(verdict.fixed)
+            and not verdict.still_failing
+            and 0 < len(verdict.broken) <= MAX_FLAKY_RETRY
+            and runner.runs < self.budget.max_sandbox_runs
+        )
 
     # -- localisation and memory ----------------------------------------------------
 
