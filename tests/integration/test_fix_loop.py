@@ -473,3 +473,26 @@ def test_a_fix_is_not_lost_to_a_flaky_test(sandbox: Sandbox, checkout: Path) -> 
     assert "amount - amount * discount" in result.patch
     assert result.flaky == ["tests/test_flaky.py::test_sometimes"]
     assert result.attempts[-1].summary.endswith("1 flaky test(s) passed when run again")
+
+
+def test_the_failing_tests_an_issue_names_are_the_targets(sandbox: Sandbox, checkout: Path) -> None:
+    # The default branch already had a failing test unrelated to the issue: with every
+    # failing test a target, the discount bug could never be declared fixed.
+    (checkout / "tests" / "test_legacy.py").write_text(
+        "def test_legacy_format():\n    assert 'v1' == 'v2'\n"
+    )
+    budget = FixBudget(max_sandbox_runs=30)
+    unnamed = FixLoop(sandbox=sandbox, memory=None, budget=budget).run(
+        repo="octo-org/shop", issue_id="28", issue_text=ISSUE, checkout=checkout
+    )
+    assert not unnamed.fixed and "tests/test_legacy.py::test_legacy_format" in (
+        unnamed.baseline_failed
+    )
+
+    issue = ISSUE + "\n\nFAILED tests/test_pricing.py::test_total_with_discount - assert 22.0"
+    result = FixLoop(sandbox=sandbox, memory=None, budget=budget).run(
+        repo="octo-org/shop", issue_id="29", issue_text=issue, checkout=checkout
+    )
+    assert result.fixed, result.message
+    assert result.other_failed == ["tests/test_legacy.py::test_legacy_format"]
+    assert all("test_pricing" in t for t in result.baseline_failed)

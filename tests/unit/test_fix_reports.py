@@ -23,7 +23,7 @@ def test_the_pull_request_names_the_tests_it_did_not_judge() -> None:
     )
     body = pull_body(JOB, result)
     assert (
-        "**After:** all 12 tests pass in the sandbox (2 test(s) fail in the sandbox whatever "
+        "**After:** 12 tests pass in the sandbox (2 test(s) fail in the sandbox whatever "
         "the code does (no network: 1, missing dependency 'yaml': 1): set aside, not judged)"
     ) in body
 
@@ -53,3 +53,17 @@ def test_the_pull_request_names_a_test_that_failed_once() -> None:
         "`tests/test_io.py::test_race`."
     ) in body
     assert "Flaky?" not in pull_body(JOB, FixResult(True, "Found a fix", after_passed=12))
+
+
+def test_failing_tests_the_issue_did_not_name_are_said_to_be_unjudged() -> None:
+    others = ["tests/test_legacy.py::test_format"]
+    fixed = FixResult(True, "Found a fix", after_passed=11, other_failed=others)
+    assert (
+        "**After:** 11 tests pass in the sandbox (1 other test(s) the issue does not name failed "
+        "before this change and were not judged)"
+    ) in pull_body(JOB, fixed)
+    failed = FixResult(False, "No fix found", other_failed=others)
+    assert (
+        "Also failing before, but not named by the issue (not targets): "
+        "`tests/test_legacy.py::test_format`"
+    ) in failure_comment(failed)

@@ -189,11 +189,15 @@ def pull_body(job: FixJob, result: FixResult) -> str:
         f"{i}. `{a.pattern}`: {a.description} → {a.summary}"
         for i, a in enumerate(result.attempts[-10:], 1)
     )
-    aside = (
-        f" ({describe(result.environment_failed)}: set aside, not judged)"
-        if result.environment_failed
-        else ""
-    )
+    asides = []
+    if result.environment_failed:
+        asides.append(f"{describe(result.environment_failed)}: set aside, not judged")
+    if result.other_failed:
+        asides.append(
+            f"{len(result.other_failed)} other test(s) the issue does not name failed before "
+            "this change and were not judged"
+        )
+    aside = f" ({'; '.join(asides)})" if asides else ""
     flaky = (
         "**Flaky?** failed once with this change and passed when the whole suite ran again: "
         + ", ".join(f"`{t}`" for t in result.flaky[:10])
@@ -210,7 +214,8 @@ def pull_body(job: FixJob, result: FixResult) -> str:
         f"Fixes #{job.issue}.\n\n**What changed:** {winner.description if winner else ''} "
         f"(`{winner.pattern if winner else ''}`).\n\n"
         f"**Before:** {len(result.baseline_failed)} failing test(s):\n{before}\n\n"
-        f"**After:** all {result.after_passed} tests pass in the sandbox{aside}; "
+        f"**After:** {'' if asides else 'all '}{result.after_passed} tests pass in the "
+        f"sandbox{aside}; "
         f"{result.sandbox_runs} sandbox run(s), {result.duration_s:.0f} s.\n\n{flaky}"
         f"<details><summary>Attempts</summary>\n\n{tried}\n\n</details>\n\n"
         "This is a draft: review it like any other change. Merging it, editing it or "
@@ -222,6 +227,9 @@ def failure_comment(result: FixResult) -> str:
     lines = [f"Kaizen could not fix this automatically. {result.message}"]
     if result.baseline_failed:
         lines.append("\nFailing tests: " + ", ".join(f"`{t}`" for t in result.baseline_failed[:10]))
+    if result.other_failed:
+        others = ", ".join(f"`{t}`" for t in result.other_failed[:10])
+        lines.append(f"\nAlso failing before, but not named by the issue (not targets): {others}")
     if result.environment_failed and "whatever the code does" not in result.message:
         aside = ", ".join(f"`{t}`" for t in list(result.environment_failed)[:10])
         lines.append(f"\n{describe(result.environment_failed)}, set aside: {aside}")

@@ -12,8 +12,9 @@ Order of work, and why:
    the sandbox's Python has coverage.py): the failing tests are the targets, the passing
    ones must stay green. Failing tests the sandbox makes fail whatever the code does (a
    dependency nothing installed, no network: ``workers.fix.environment``) are set aside,
-   neither targets nor counted as broken, and named. No failing test means no way to
-   tell a fix from a guess, so the loop stops and says so.
+   neither targets nor counted as broken, and named; when the issue names some of the
+   failing tests (``workers.fix.targets``), those alone are the targets. No failing test
+   means no way to tell a fix from a guess, so the loop stops and says so.
 2. Localise: tracebacks and names in the issue, frames of the failing tests, and an
    Ochiai ranking over per-test coverage.
 3. Propose: template operators at the suspicious lines (always), and the LLM policy when
@@ -56,6 +57,7 @@ from workers.fix.environment import describe, environment_failures, repository_m
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS
 from workers.fix.planning import rank_in_tiers
+from workers.fix.targets import named_in
 from workers.fix.testcmd import TestCommand, detect_test_command, src_layout
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
@@ -150,6 +152,9 @@ class FixResult:
     environment_failed: dict[str, str] = field(default_factory=dict)
     # passing tests that failed once with the fix and passed when the suite ran again
     flaky: list[str] = field(default_factory=list)
+    # failing tests the issue did not name when it named others (workers.fix.targets):
+    # not targets, not in baseline_failed, never counted as broken
+    other_failed: list[str] = field(default_factory=list)
 
     @property
     def patterns_tried(self) -> list[str]:
@@ -169,6 +174,7 @@ class FixResult:
             "baseline_failed": self.baseline_failed,
             "environment_failed": self.environment_failed,
             "flaky": self.flaky,
+            "other_failed": self.other_failed,
         }
 
 
@@ -441,6 +447,15 @@ class FixLoop:
                 "Add a test that shows the bug and run `/kaizen fix` again.",
                 baseline_passed=len(baseline.passed),
             )
+        named = named_in(issue_text, baseline.failed)
+        others = sorted(baseline.failed - named) if named else []
+        if others:
+            self.progress(
+                f"The issue names {len(named)} of the {len(baseline.failed)} failing tests: "
+                f"those are the targets; the other {len(others)} failed before and are left "
+                "as they are."
+            )
+            baseline = baseline.without(others)
         error_class = error_class_of(baseline)
         self.progress(
             f"{len(baseline.failed)} failing test(s) ({error_class}); localising the bug."
@@ -467,6 +482,7 @@ class FixLoop:
             error_class=error_class,
             suspects=suspects,
             environment_failed=set_aside,
+            other_failed=others,
         )
         quick = self._quick_targets(runner, baseline)
         for policy, item in self._plan(ctx):
