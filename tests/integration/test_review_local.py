@@ -79,3 +79,19 @@ def test_bad_refs_and_non_repositories_get_a_clear_error(repo: Path, tmp_path: P
     )
     done = run(env, "review", "--repo", str(tmp_path), "--base", "main", "--no-llm")
     assert done.returncode == 2 and "kaizen review:" in done.stderr
+
+
+def test_a_developers_git_config_does_not_change_what_is_reviewed(
+    repo: Path, tmp_path: Path
+) -> None:
+    # diff.noprefix made `git diff` drop the a/ b/ prefixes, and the review crashed with
+    # "not a unified diff"; the others change paths or lines a review reads as well.
+    config = tmp_path / "gitconfig"
+    config.write_text(
+        "[diff]\n\tnoprefix = true\n\tmnemonicPrefix = true\n\trelative = true\n"
+        "\tsuppressBlankEmpty = true\n\texternal = false\n[color]\n\tui = always\n"
+    )
+    env = kaizen_env(data_dir=str(tmp_path / "data"))
+    plain = review(env, repo)
+    configured = review({**env, "GIT_CONFIG_GLOBAL": str(config)}, repo)
+    assert plain["findings"] and configured["findings"] == plain["findings"]

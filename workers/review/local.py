@@ -26,10 +26,24 @@ class LocalReviewError(RuntimeError):
     """Not a git repository, an unknown ref, …: said plainly, nothing reviewed."""
 
 
+# A developer's own git config must not change what is read: diff.noprefix drops the
+# a/ b/ prefixes (the diff would not parse), mnemonicPrefix renames them, relative
+# narrows a diff run from a subfolder and rewrites its paths, suppressBlankEmpty changes
+# context lines, and textconv/external drivers replace the text itself.
+_PLAIN_GIT = (
+    *("-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false"),
+    *("-c", "diff.relative=false", "-c", "diff.suppressBlankEmpty=false"),
+    *("-c", "color.ui=never"),
+)
+
+
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
     try:
         done = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, timeout=120, check=False
+            ["git", *_PLAIN_GIT, "-C", str(repo), *args],
+            capture_output=True,
+            timeout=120,
+            check=False,
         )
     except FileNotFoundError as exc:
         raise LocalReviewError("git is not installed") from exc
@@ -49,7 +63,7 @@ class _LocalSource:
     def read_file(self, repo: str, path: str) -> str | None:
         if repo.endswith("/.github"):
             return None
-        done = _git(self.path, "show", f"{self.head}:{path}", check=False)
+        done = _git(self.path, "show", "--no-textconv", f"{self.head}:{path}", check=False)
         return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
 
@@ -80,7 +94,7 @@ def review_local(
         ).returncode:
             raise LocalReviewError(f"{ref!r} is not a branch, tag or commit of {path}")
     text = _git(
-        path, "diff", "--no-color", "--no-ext-diff", "-M", f"{base}...{head}", "--"
+        path, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", f"{base}...{head}", "--"
     ).stdout.decode("utf-8", "replace")
     diff = DiffModel.from_unified(text) if text.strip() else DiffModel([])
     repo = repo_name or local_repo_name(path)
@@ -90,7 +104,7 @@ def review_local(
     diff.apply_path_filters(config.review.paths.include, config.review.paths.exclude)
 
     def file_text(file_path: str) -> str | None:
-        done = _git(path, "show", f"{head}:{file_path}", check=False)
+        done = _git(path, "show", "--no-textconv", f"{head}:{file_path}", check=False)
         return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
     request = ReviewRequest(repo=repo, pr="local", diff=diff, file_text=file_text, config=config)
