@@ -165,3 +165,21 @@ def test_an_edit_offered_by_an_earlier_tier_is_not_offered_again() -> None:
 def test_a_tier_of_no_lines_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         list(rank_in_tiers([], {PATH: SOURCE}, by_suspect_score, tier=0))
+
+
+def test_a_decay_lets_a_less_suspicious_lines_first_guess_past_a_busy_lines_tail() -> None:
+    source = "def f(a, b, c):\n    x = g(a, b, c)\n    return x > 0\n"
+    busy = Suspect("m.py", 2, 3.0, "")
+    next_line = Suspect("m.py", 3, 2.0, "")
+
+    def weight(s: Suspect, p: Patch) -> float:
+        return s.score
+
+    whole = [p.line for _, p in rank_candidates([busy, next_line], {"m.py": source}, weight)]
+    decayed = [
+        p.line for _, p in rank_candidates([busy, next_line], {"m.py": source}, weight, 0.8)
+    ]
+    first_on_3 = whole.index(3)
+    assert whole[:first_on_3] == [2] * first_on_3 and first_on_3 > 2  # the busy line, whole
+    assert decayed.index(3) < first_on_3
+    assert sorted(decayed) == sorted(whole)  # the same candidates, in another order

@@ -42,21 +42,28 @@ def rank_candidates(
     suspects: Iterable[Suspect],
     files: Mapping[str, str],
     weight: Callable[[Suspect, Patch], float],
+    decay: float = 1.0,
 ) -> list[tuple[float, Patch]]:
     """Every template candidate on ``suspects`` with its weight, best first, the same
     edit (identical resulting file) only once. Equal weights are interleaved by each
     operator's own order on its line (every operator's first guess on every tied line
     before any operator's second), then by the line's order of candidates, then kept in
-    suspect order."""
+    suspect order. With ``decay`` < 1 the line's n-th candidate in that order (from 0)
+    counts ``decay**n`` of its weight, so a busy line's long tail of guesses no longer
+    comes whole before a slightly less suspicious line's first guess."""
     scored: list[tuple[float, tuple[int, int], Patch]] = []
     for suspect in suspects:
         source = files.get(suspect.path)
         if source is None:
             continue
         nth: Counter[str] = Counter()
+        line: list[tuple[tuple[int, int], Patch]] = []
         for k, patch in enumerate(generate_patches(source, suspect.path, suspect.line)):
-            scored.append((weight(suspect, patch), (nth[patch.operator], k), patch))
+            line.append(((nth[patch.operator], k), patch))
             nth[patch.operator] += 1
+        line.sort(key=lambda item: item[0])
+        for n, (order, patch) in enumerate(line):
+            scored.append((weight(suspect, patch) * decay**n, order, patch))
     # Stable: what the key leaves tied stays in generation (suspect) order.
     scored.sort(key=lambda item: (-_level(item[0]), item[1]))
     seen: set[str] = set()
@@ -74,6 +81,7 @@ def rank_in_tiers(
     files: Mapping[str, str],
     weight: Callable[[Suspect, Patch], float],
     tier: int,
+    decay: float = 1.0,
 ) -> Iterator[tuple[float, Patch]]:
     """:func:`rank_candidates` on the first ``tier`` suspects (more when the next ones tie
     with the last), then on the next tier, and so on; a tier is generated only when the
@@ -88,7 +96,7 @@ def rank_in_tiers(
         while end < len(suspects) and _tied(suspects[end], suspects[end - 1]):
             end += 1
         group, start = suspects[start:end], end
-        for w, patch in rank_candidates(group, files, weight):
+        for w, patch in rank_candidates(group, files, weight, decay):
             if patch.after in offered:
                 continue
             offered.add(patch.after)
