@@ -176,9 +176,7 @@ def test_a_decay_lets_a_less_suspicious_lines_first_guess_past_a_busy_lines_tail
         return s.score
 
     whole = [p.line for _, p in rank_candidates([busy, next_line], {"m.py": source}, weight)]
-    decayed = [
-        p.line for _, p in rank_candidates([busy, next_line], {"m.py": source}, weight, 0.8)
-    ]
+    decayed = [p.line for _, p in rank_candidates([busy, next_line], {"m.py": source}, weight, 0.8)]
     first_on_3 = whole.index(3)
     assert whole[:first_on_3] == [2] * first_on_3 and first_on_3 > 2  # the busy line, whole
     assert decayed.index(3) < first_on_3
