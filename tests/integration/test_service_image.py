@@ -111,6 +111,14 @@ def run(image: str, *args: str, opts: list[str] | None = None, timeout: float = 
     )
 
 
+def shell(image: str, script: str, opts: list[str], timeout: float) -> str:
+    """``script`` run by ``sh -c`` in a container (``opts`` name the entrypoint); its
+    stdout, after checking that it succeeded."""
+    proc = run(image, "-c", script, opts=opts, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return str(proc.stdout)
+
+
 def doctor(image: str, opts: list[str]) -> tuple[int, dict[str, dict[str, str]]]:
     proc = run(image, "doctor", "--json", opts=opts)
     assert proc.stdout.strip(), proc.stderr
@@ -146,9 +154,7 @@ def test_a_fix_runs_the_repositorys_tests_under_bubblewrap_in_the_image(image: s
         *BWRAP_WORKER_OPTS,
         *("-e", "KAIZEN_SANDBOX=bwrap", "-v", f"{fixture}:/fixture:ro", "--entrypoint", "sh"),
     ]
-    proc = run(image, "-c", script, opts=opts, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    result = json.loads(proc.stdout)
+    result = json.loads(shell(image, script, opts, timeout=600))
     assert result["fixed"] is True, result
     assert "amount - amount * discount" in result["patch"]
 
@@ -170,10 +176,9 @@ def test_a_base_without_pytest_gets_the_test_runner_from_the_wheels(image: str) 
         *("-v", f"{ROOT / 'deploy'}:/deploy:ro"),
         *("-v", f"{ROOT / 'build' / 'wheelhouse' / 'testrunner'}:/wheels:ro"),
     ]
-    proc = run(BASE_IMAGE, "-c", script, opts=opts, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "installed the test runner: pytest " in proc.stdout
-    assert "1 passed" in proc.stdout
+    out = shell(BASE_IMAGE, script, opts, timeout=300)
+    assert "installed the test runner: pytest " in out
+    assert "1 passed" in out
 
     again = run(image, "-c", "sh /deploy/install-test-runner.sh /nowhere", opts=opts[:6])
     assert again.returncode == 0 and "has the test runner already" in again.stdout, again
