@@ -86,6 +86,12 @@ def test_a_developers_git_config_does_not_change_what_is_reviewed(
 ) -> None:
     # diff.noprefix made `git diff` drop the a/ b/ prefixes, and the review crashed with
     # "not a unified diff"; the others change paths or lines a review reads as well.
+    # git quotes a path with a space or non-ASCII letters; without a/ b/ in front of it
+    # the diff did not parse.
+    (repo / "sp ace").mkdir()
+    (repo / "sp ace" / "ünïcode.py").write_text("def g(y={}):\n    return y\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "a quoted path")
     config = tmp_path / "gitconfig"
     config.write_text(
         "[diff]\n\tnoprefix = true\n\tmnemonicPrefix = true\n\trelative = true\n"
@@ -102,4 +108,5 @@ def test_a_developers_git_config_does_not_change_what_is_reviewed(
         rows = result["findings"] + result.get("suppressed", [])
         return sorted((f["id"], f["path"], f["line"], f["pattern"]) for f in rows)
 
-    assert found(plain) and found(configured) == found(plain)
+    assert {f[1] for f in found(plain)} == {"app.py", "sp ace/ünïcode.py"}
+    assert found(configured) == found(plain)
