@@ -230,9 +230,10 @@ def failure_comment(result: FixResult) -> str:
     if result.other_failed:
         others = ", ".join(f"`{t}`" for t in result.other_failed[:10])
         lines.append(f"\nAlso failing before, but not named by the issue (not targets): {others}")
-    if result.environment_failed and "whatever the code does" not in result.message:
+    said = describe(result.environment_failed) if result.environment_failed else ""
+    if said and said not in result.message:  # a message about only those already says it
         aside = ", ".join(f"`{t}`" for t in list(result.environment_failed)[:10])
-        lines.append(f"\n{describe(result.environment_failed)}, set aside: {aside}")
+        lines.append(f"\n{said}, set aside: {aside}")
     if result.suspects:
         lines.append(
             "\nMost suspicious lines: "

@@ -131,13 +131,14 @@ def pytest_run_of(command: str) -> PytestRun | None:
 
 def _without_own_options(args: list[str]) -> list[str]:
     kept: list[str] = []
-    skip = False
+    value_next = False
     for arg in args:
-        if skip:
-            skip = False
-        elif arg in _OWN_OPTIONS:
-            skip = True  # its value is the next word
-        elif not arg.startswith(tuple(f"{o}=" for o in _OWN_OPTIONS)):
+        option, equals, _ = arg.partition("=")
+        if value_next:
+            value_next = False
+        elif option in _OWN_OPTIONS:
+            value_next = not equals  # `--junitxml out.xml`: its value is the next word
+        else:
             kept.append(arg)
     return kept
 
