@@ -308,6 +308,34 @@ def test_a_rule_the_teams_ruff_config_ignores_is_not_posted(
     assert ("ruff:B006" in posted) is not team_ignores
 
 
+def test_the_review_lints_for_the_repositorys_python_and_its_per_file_ignores(
+    world: World,
+) -> None:
+    """A project on Python 3.8 is not told to write ``X | None``, and what its ruff config
+    ignores in ``__init__.py`` files is not posted there (it is elsewhere)."""
+    world.llm.on(lambda body: True, lambda body: {"content": {"findings": []}})
+    star = "from os.path import *\n"
+    optional = "from typing import Optional\n\n\ndef f(a: Optional[int]) -> int:\n    return 1\n"
+    changes = {
+        "setup.cfg": "[metadata]\nname = pkg\n\n[options]\npython_requires = >=3.8\n",
+        "ruff.toml": "[lint.per-file-ignores]\n'__init__.py' = ['F403']\n",
+        "pkg/__init__.py": star,
+        "pkg/paths.py": star,
+        "pkg/types.py": optional,
+    }
+    pr = world.fake.open_pull_request(
+        REPO, head="py38", changes=changes, title="Package", user="alice"
+    )
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
+    )
+    _, comments = ours(world, pr["number"])
+    posted = {(c["path"], c["body"].split("`")[1]) for c in comments if "`" in c["body"]}
+    assert ("pkg/paths.py", "ruff:F403") in posted
+    assert ("pkg/__init__.py", "ruff:F403") not in posted
+    assert not [p for p in posted if p[0] == "pkg/types.py" and p[1].startswith("ruff:UP")]
+
+
 @pytest.mark.parametrize(
     "answers",
     [

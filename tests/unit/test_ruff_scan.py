@@ -15,6 +15,7 @@ import pytest
 from workers.review import ruff_scan
 from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
+from workers.review.python_version import DeclaredPython
 from workers.review.ruff_scan import RuffUnavailable, rule_severity, run_ruff
 
 
@@ -181,6 +182,49 @@ def test_syntax_error_is_one_high_finding() -> None:
 
     assert [(f.line, f.pattern, f.severity) for f in findings] == [(1, "ruff:syntax-error", "high")]
     assert findings[0].message.startswith("**Syntax error** ")
+
+
+OPTIONAL = (
+    "from typing import Optional, Tuple\n\n\n"
+    "def f(a: Optional[int]) -> Tuple[int, int]:\n"
+    "    return (a or 0, 1)\n"
+)
+
+
+def test_ruff_lints_for_the_oldest_python_the_repository_supports() -> None:
+    """``X | None`` and ``tuple[int]`` are suggested only to a project that can run them."""
+    changes = {"a.py": ("", OPTIONAL)}
+    files = {"a.py": OPTIONAL}
+
+    default = run_ruff(files, diff_of(changes))
+    on_37 = run_ruff(files, diff_of(changes), python=DeclaredPython(7, "setup.cfg"))
+    on_310 = run_ruff(files, diff_of(changes), python=DeclaredPython(10, "pyproject.toml"))
+
+    assert {f.pattern for f in default} >= {"ruff:UP045", "ruff:UP006"}
+    assert not {f.pattern for f in on_37} & {"ruff:UP045", "ruff:UP006", "ruff:UP035"}
+    assert {f.pattern for f in on_310} == {f.pattern for f in default}
+
+
+def test_syntax_newer_than_the_project_supports_says_where_it_is_declared() -> None:
+    source = "def f(x):\n    match x:\n        case 1:\n            return 2\n    return 3\n"
+    changes = {"a.py": ("", source)}
+    declared = DeclaredPython(9, "requires-python = '>=3.9' in pyproject.toml")
+
+    findings = run_ruff({"a.py": source}, diff_of(changes), python=declared)
+
+    assert [(f.line, f.pattern, f.severity) for f in findings] == [
+        (2, "ruff:unsupported-syntax", "medium")
+    ]
+    assert "Python 3.9" in findings[0].message
+    assert "requires-python = '>=3.9' in pyproject.toml" in findings[0].message
+    # nothing declared: ruff's default, which takes the syntax
+    assert run_ruff({"a.py": source}, diff_of(changes)) == []
+
+
+def test_a_noqa_for_another_linters_rule_is_left_alone() -> None:
+    """RUF102 calls flake8's codes "invalid", and its fix deletes the team's noqa."""
+    source = "def f(__self):  # noqa: B902\n    return __self\n"
+    assert scan({"a.py": ("", source)}) == []
 
 
 def test_same_rule_twice_on_a_line_is_one_finding() -> None:

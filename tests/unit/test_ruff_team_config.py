@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from workers.review.ruff_team_config import ignored_by_team, ignores_in, team_ignores
+from workers.review.ruff_team_config import (
+    PerFileIgnore,
+    TeamRuffConfig,
+    ignored_by_team,
+    parse_config,
+    ruff_table_in,
+    team_config,
+)
+
+
+def ignores_in(name: str, text: str) -> list[str] | None:
+    table = ruff_table_in(name, text)
+    return None if table is None else list(parse_config(table).ignores)
+
+
+def team_ignores(found: dict[str, str]) -> list[str]:
+    return list(team_config(found.get).ignores)
 
 
 def files(**by_name: str) -> dict[str, str]:
@@ -48,10 +66,10 @@ def test_the_first_ruff_config_in_ruffs_order_wins() -> None:
         ruff_toml="[lint]\nignore = ['B904']\n",
         pyproject_toml="[tool.ruff]\nignore = ['RET503']\n",
     )
-    assert team_ignores(found.get) == ["B904"]
+    assert team_ignores(found) == ["B904"]
     # a pyproject.toml without [tool.ruff] does not hide a ruff.toml, nor the reverse
-    assert team_ignores({"pyproject.toml": "[project]\n", "ruff.toml": "ignore=['S']"}.get) == ["S"]
-    assert team_ignores({}.get) == []
+    assert team_ignores({"pyproject.toml": "[project]\n", "ruff.toml": "ignore=['S']"}) == ["S"]
+    assert team_ignores({}) == []
 
 
 def test_what_kaizen_yml_selects_is_kept() -> None:
@@ -76,3 +94,77 @@ def test_findings_are_matched_by_prefix_like_ruff(
     pattern: str, ignores: list[str], dropped: bool
 ) -> None:
     assert ignored_by_team(pattern, ignores) is dropped
+
+
+HTTPX = """
+[tool.ruff.lint]
+select = ["E", "F", "I", "B", "PIE"]
+ignore = ["B904", "B028"]
+
+[tool.ruff.lint.per-file-ignores]
+"__init__.py" = ["F403", "F405"]
+"tests/*" = ["S"]
+"!src/**/*.py" = ["T20"]
+"docs/{conf,build}.py" = ["E402"]
+"../outside.py" = ["ALL"]
+"/etc/*" = ["ALL"]
+"scripts/*" = "F401"
+"""
+
+
+def test_per_file_ignores_are_read_from_both_tables() -> None:
+    old = "[tool.ruff.per-file-ignores]\n'a.py' = ['E501']\n"
+    new = "[tool.ruff.lint.extend-per-file-ignores]\n'b.py' = ['B006', 'not a rule']\n"
+    table = ruff_table_in("pyproject.toml", old + new)
+    assert table is not None
+    assert parse_config(table).per_file == (
+        PerFileIgnore("a.py", ("E501",)),
+        PerFileIgnore("b.py", ("B006",)),
+    )
+
+
+def test_per_file_ignores_leave_out_paths_outside_the_repository_and_non_lists() -> None:
+    table = ruff_table_in("pyproject.toml", HTTPX)
+    assert table is not None
+    assert [e.glob for e in parse_config(table).per_file] == [
+        "__init__.py",
+        "tests/*",
+        "src/**/*.py",
+        "docs/{conf,build}.py",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "dropped"),
+    [
+        ("ruff:F403", "httpx/__init__.py", True),  # a file name alone matches in any folder
+        ("ruff:F403", "__init__.py", True),
+        ("ruff:F403", "httpx/_client.py", False),
+        ("ruff:S301", "tests/unit/test_pickle.py", True),  # "*" crosses folders, as in ruff
+        ("ruff:S301", "src/tests/test_pickle.py", False),  # "tests/*" is from the root
+        ("ruff:T201", "scripts/run.py", True),  # negated: every file but src/**/*.py
+        ("ruff:T201", "src/pkg/run.py", False),
+        ("ruff:T201", "src/run.py", False),  # "**/" matches no folder too
+        ("ruff:E402", "docs/conf.py", True),  # {a,b} alternatives
+        ("ruff:E402", "docs/build.py", True),
+        ("ruff:E402", "docs/other.py", False),
+        ("ruff:B904", "anywhere.py", True),  # the plain ignore list still counts
+        ("ruff:syntax-error", "httpx/__init__.py", False),
+    ],
+)
+def test_per_file_ignores_match_paths_as_ruff_does(pattern: str, path: str, dropped: bool) -> None:
+    team = team_config({"pyproject.toml": HTTPX}.get)
+    assert team.ignores_finding(pattern, path) is dropped
+
+
+def test_what_kaizen_yml_selects_beats_a_per_file_ignore() -> None:
+    team = TeamRuffConfig(per_file=(PerFileIgnore("__init__.py", ("F4",)),))
+    assert team.ignores_finding("ruff:F403", "pkg/__init__.py")
+    assert not team.ignores_finding("ruff:F403", "pkg/__init__.py", keep=["F403"])
+
+
+def test_a_hostile_glob_is_matched_without_backtracking() -> None:
+    team = TeamRuffConfig(per_file=(PerFileIgnore("*a" * 60 + "b", ("E",)),))
+    started = time.perf_counter()
+    assert not team.ignores_finding("ruff:E711", "a" * 4000)
+    assert time.perf_counter() - started < 1.0

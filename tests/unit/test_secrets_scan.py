@@ -31,6 +31,7 @@ def _diff(added: list[str], context: list[str] = ()) -> DiffModel:  # type: igno
         ("DB = 'postgres://admin:S3cr3tPassw0rd@db.internal:5432/app'", "url-credentials"),
         ('URL = "postgres://app:Xk9$mQ2vLp7wRz@prod-db.acme.io/app"', "url-credentials"),
         ("REDIS_URL=redis://:9fJ2kLq8ZpX3vN7w@redis-1.cloud.redislabs.com:6379", "url-credentials"),
+        ('DB = "postgres://app:Xk9%24mQ2vLp%7E7wRz@db:5432/app"', "url-credentials"),
         ('"password": "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh",', "generic-secret"),
         ('settings["api_key"] = "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"', "generic-secret"),
         ("GITHUB_TOKEN=0c8f7e6d5c4b3a29180f7e6d5c4b3a2918", "generic-secret"),
@@ -90,6 +91,24 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
     ],
 )
 def test_names_and_values_that_hold_no_secret(line: str) -> None:
+    assert find_secrets(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # WHATWG's URL parser tests (urltestdata.json), vendored by URL libraries: no
+        # client takes these URLs, so no one uses them to log in
+        '"input": "http://&a:foo(b]c@d:2/",',
+        '"href": "http://&a:foo(b%5Dc@d:2/",',
+        '"href": "http://:%3A%40c@d:2/",',
+        '"input": "https://user:pass[\\u007F@foo/bar",',
+        '"href": "https://user:pass%5B%7F@foo/bar",',
+        '"input": "http://us er:pa ss@host/",',
+        '"input": "http://user:pa%zzword@host.com/",',
+    ],
+)
+def test_urls_no_client_would_take_are_not_secrets(line: str) -> None:
     assert find_secrets(line) == []
 
 

@@ -25,8 +25,9 @@ from workers.review.critic import CriticExample, critic_scores
 from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
+from workers.review.python_version import DeclaredPython, declared_python
 from workers.review.ruff_scan import run_ruff
-from workers.review.ruff_team_config import ignored_by_team, team_ignores
+from workers.review.ruff_team_config import TeamRuffConfig, team_config
 from workers.review.secrets_scan import redact_secrets, scan_secrets
 from workers.review.selection import Chosen, choose_findings
 from workers.review.state import ReviewState
@@ -74,14 +75,24 @@ class ReviewOutcome:
         }
 
 
-def _team_ruff_ignores(request: ReviewRequest) -> list[str]:
+def _team_ruff_config(request: ReviewRequest) -> TeamRuffConfig:
     """What the repository's own ruff config switched off; nothing when it cannot be read
     (the findings are then posted as usual)."""
     try:
-        return team_ignores(request.file_text)
+        return team_config(request.file_text)
     except Exception as exc:
         log.warning("the repository's ruff config could not be read", extra={"error": str(exc)})
-        return []
+        return TeamRuffConfig()
+
+
+def _declared_python(request: ReviewRequest) -> DeclaredPython | None:
+    """The oldest Python the repository supports; None (ruff's default) when it says
+    nothing or its metadata cannot be read."""
+    try:
+        return declared_python(request.file_text)
+    except Exception as exc:
+        log.warning("the repository's Python version could not be read", extra={"error": str(exc)})
+        return None
 
 
 def collect_findings(
@@ -112,11 +123,15 @@ def collect_findings(
         if sources:
             try:
                 found = run_ruff(
-                    sources, diff, select=config.ruff.select, ignore=config.ruff.ignore
+                    sources,
+                    diff,
+                    select=config.ruff.select,
+                    ignore=config.ruff.ignore,
+                    python=_declared_python(request),
                 )
-                team = _team_ruff_ignores(request)
+                team = _team_ruff_config(request)
                 keep = config.ruff.select
-                findings += [f for f in found if not ignored_by_team(f.pattern, team, keep)]
+                findings += [f for f in found if not team.ignores_finding(f.pattern, f.path, keep)]
             except Exception as exc:
                 log.warning("ruff failed", extra={"error": str(exc)})
                 notes.append(f"Static analysis (ruff) could not run: {exc}")

@@ -25,10 +25,13 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.findings import Finding
+
+if TYPE_CHECKING:
+    from workers.review.python_version import DeclaredPython
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -78,12 +81,14 @@ DEFAULT_SELECT: tuple[str, ...] = (
 
 # Left out of the defaults (a caller's own ``select`` is taken as meant): rules that are
 # wrong in this setting (EXE001/EXE002 look at file modes, which the copy does not keep;
-# RUF100 calls a ``noqa`` for a rule the repository enables but Kaizen does not "unused")
+# RUF100 calls a ``noqa`` for a rule the repository enables but Kaizen does not "unused",
+# RUF102 one for another linter's rule "invalid", and its fix deletes it)
 # and rules that flag ordinary, correct code far more often than a mistake.
 DEFAULT_IGNORE: tuple[str, ...] = (
     "EXE001",
     "EXE002",
     "RUF100",
+    "RUF102",  # a noqa code ruff does not know: another linter's (flake8's B902, pylint's)
     "S101",  # assert: how pytest tests are written
     "S404",  # import subprocess
     "S603",  # any subprocess call without shell=True
@@ -166,6 +171,9 @@ _LETTERS = re.compile(r"[A-Z]+")
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 _RULE_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# ruff's message for syntax a Python version lacks: "Cannot use `match` statement on
+# Python 3.9 (syntax was added in Python 3.10)"
+_VERSION_SYNTAX = re.compile(r"\(syntax was (?:added|removed) in Python \d+\.\d+\)")
 
 
 class RuffUnavailable(RuntimeError):
@@ -185,6 +193,7 @@ def run_ruff(
     *,
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
+    python: DeclaredPython | None = None,
     timeout_s: float = 60.0,
 ) -> list[Finding]:
     """Ruff findings on the added lines of ``files`` (repository path → text at the PR head).
@@ -192,7 +201,9 @@ def run_ruff(
     Non-Python paths, paths that could escape a directory (absolute, ``..``) and files
     without added lines in ``diff`` (or that ``diff`` marks skipped) are left out.
     ``select`` replaces :data:`DEFAULT_SELECT` (and then :data:`DEFAULT_IGNORE` does not
-    apply); ``ignore`` is always passed on.
+    apply); ``ignore`` is always passed on. ``python`` is the oldest Python the repository
+    supports: ruff lints for it (its own default otherwise), and syntax newer than that is
+    reported as ``ruff:unsupported-syntax``, naming where the version is declared.
     Raises :class:`RuffUnavailable` when ruff cannot be found, fails or times out, and
     ``ValueError`` for a selector that is not a rule code.
     """
@@ -244,6 +255,8 @@ def run_ruff(
             "--exit-zero",
             f"--select={','.join(chosen)}",
         ]
+        if python is not None:
+            args.append(f"--target-version={python.ruff_target}")
         if ignored:
             args.append(f"--ignore={','.join(ignored)}")
         # "--" so that a file named "-x.py" is never read as an option.
@@ -257,7 +270,7 @@ def run_ruff(
             if repo_path is None:
                 continue
             text, entry = wanted[repo_path]
-            finding = _finding(repo_path, text, entry, item)
+            finding = _finding(repo_path, text, entry, item, python)
             if finding is not None:
                 findings.setdefault((repo_path, finding.line, finding.pattern), finding)
     return sorted(findings.values(), key=lambda f: (f.path, f.line, f.pattern))
@@ -315,7 +328,13 @@ def _run(args: list[str], cwd: Path, timeout_s: float) -> list[dict[str, Any]]:
     return [item for item in data if isinstance(item, dict)]
 
 
-def _finding(path: str, text: str, entry: FileChange, item: Mapping[str, Any]) -> Finding | None:
+def _finding(
+    path: str,
+    text: str,
+    entry: FileChange,
+    item: Mapping[str, Any],
+    python: DeclaredPython | None = None,
+) -> Finding | None:
     """One ruff diagnostic as a finding, or None when its row is not an added line."""
     row = _row_col(item.get("location"))[0]
     added = entry.added
@@ -325,7 +344,13 @@ def _finding(path: str, text: str, entry: FileChange, item: Mapping[str, Any]) -
     # Syntax errors have no rule code: null before ruff 0.12, "invalid-syntax" since.
     code = raw_code if _RULE_CODE.fullmatch(raw_code) else None
     message = str(item.get("message") or "").strip()
-    if code is None:
+    if code is None and _VERSION_SYNTAX.search(message):
+        # valid Python, but not on every version the project supports: a bug for the
+        # users of the oldest, unless the declaration is out of date
+        pattern, severity = "ruff:unsupported-syntax", "medium"
+        declared = f" (the oldest this repository supports: {python.source})" if python else ""
+        title = f"**Unsupported syntax** {message}{declared}"
+    elif code is None:
         pattern, severity = "ruff:syntax-error", "high"
         title = f"**Syntax error** {message}"
     else:

@@ -7,14 +7,23 @@ B904, and Kaizen repeating it on every PR is exactly the noise learning would th
 to unlearn. So the root config files are parsed here as data (``tomllib``: no code, no
 paths followed) and only their ignore lists are taken, kept to rule selectors. Rules the
 team *selects* are not narrowed to: Kaizen's value is finding what the team's own lint
-does not look for. ``per-file-ignores`` and nested configs are not read.
+does not look for.
+
+``per-file-ignores`` count the same way: httpx says ``"__init__.py" = ["F403", "F405"]``
+for its re-exporting packages, and without it 9 of the 15 comments Kaizen would have
+posted on its 0.27 → 0.28 changes were those. Their globs are matched as ruff matches
+them (against the path from the repository root, or against the file's name alone).
+Nested configs (a ``pyproject.toml`` in a sub-folder) are not read.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import itertools
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from workers.review.ruff_scan import RULE_SELECTOR
@@ -23,8 +32,45 @@ from workers.review.ruff_scan import RULE_SELECTOR
 CONFIG_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml")
 MAX_CONFIG_CHARS = 512_000
 MAX_IGNORES = 200
+MAX_PER_FILE_PATTERNS = 200
+MAX_GLOB_CHARS = 300
+MAX_GLOB_VARIANTS = 32
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 _KEYS = ("ignore", "extend-ignore")
+_PER_FILE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
+_BRACES = re.compile(r"\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class PerFileIgnore:
+    """One ``per-file-ignores`` entry: the rules switched off in the files a glob names
+    (in the files it does not name, when it starts with ``!``)."""
+
+    glob: str
+    selectors: tuple[str, ...]
+    negated: bool = False
+
+    def applies_to(self, path: str) -> bool:
+        return _glob_matches(self.glob, path) != self.negated
+
+
+@dataclass(frozen=True)
+class TeamRuffConfig:
+    """What the repository's root ruff config switches off, everywhere and per file."""
+
+    ignores: tuple[str, ...] = ()
+    per_file: tuple[PerFileIgnore, ...] = ()
+
+    def ignored_at(self, path: str) -> list[str]:
+        """Every selector switched off for the file at ``path``."""
+        found = list(self.ignores)
+        for entry in self.per_file:
+            if entry.applies_to(path):
+                found += entry.selectors
+        return found
+
+    def ignores_finding(self, pattern: str, path: str, keep: Sequence[str] = ()) -> bool:
+        return ignored_by_team(pattern, self.ignored_at(path), keep)
 
 
 def _ruff_table(name: str, document: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -35,8 +81,8 @@ def _ruff_table(name: str, document: Mapping[str, Any]) -> Mapping[str, Any] | N
     return document
 
 
-def ignores_in(name: str, text: str) -> list[str] | None:
-    """The selectors a config file ignores; None when it is not a ruff config (a
+def ruff_table_in(name: str, text: str) -> Mapping[str, Any] | None:
+    """A config file's ruff settings; None when it is not a ruff config (a
     ``pyproject.toml`` without ``[tool.ruff]``, or not TOML at all), so the next file in
     ruff's order is looked at instead, as ruff itself would."""
     if len(text) > MAX_CONFIG_CHARS:
@@ -47,30 +93,106 @@ def ignores_in(name: str, text: str) -> list[str] | None:
         # RecursionError: tomllib recurses per nested array, so ``a = [[[[…`` a thousand
         # deep (4 KB, in a pull request's own pyproject.toml) would raise it
         return None
-    table = _ruff_table(name, document)
-    if table is None:
-        return None
-    found: list[str] = []
-    lint = table.get("lint")
-    for where in (table, lint if isinstance(lint, Mapping) else {}):
-        for key in _KEYS:
-            values = where.get(key)
-            if isinstance(values, list):
-                found += [v.strip() for v in values if isinstance(v, str)]
-    return [v for v in dict.fromkeys(found) if RULE_SELECTOR.fullmatch(v)][:MAX_IGNORES]
+    return _ruff_table(name, document)
 
 
-def team_ignores(file_text: Callable[[str], str | None]) -> list[str]:
-    """The rules the repository's root ruff config ignores (the first config file in
-    ruff's order that has a ruff section)."""
+def ruff_config(file_text: Callable[[str], str | None]) -> tuple[str, Mapping[str, Any]] | None:
+    """The repository's root ruff config (the first file in ruff's order that has a ruff
+    section) as (file name, settings), or None when it has none."""
     for name in CONFIG_FILES:
         text = file_text(name)
         if text is None:
             continue
-        found = ignores_in(name, text)
-        if found is not None:
-            return found
-    return []
+        table = ruff_table_in(name, text)
+        if table is not None:
+            return name, table
+    return None
+
+
+def parse_config(table: Mapping[str, Any]) -> TeamRuffConfig:
+    """The ignore lists of one ruff config's settings (its top level and ``lint``)."""
+    lint = table.get("lint")
+    places = (table, lint if isinstance(lint, Mapping) else {})
+    found: list[str] = []
+    for where in places:
+        for key in _KEYS:
+            values = where.get(key)
+            if isinstance(values, list):
+                found += _selectors(values)
+    per_file: list[PerFileIgnore] = []
+    for where in places:
+        for key in _PER_FILE_KEYS:
+            entries = where.get(key)
+            if isinstance(entries, Mapping):
+                per_file += _per_file(entries)
+    return TeamRuffConfig(
+        tuple(dict.fromkeys(found))[:MAX_IGNORES], tuple(per_file[:MAX_PER_FILE_PATTERNS])
+    )
+
+
+def _selectors(values: Sequence[object]) -> list[str]:
+    found = [v.strip() for v in values if isinstance(v, str)]
+    return [v for v in found if RULE_SELECTOR.fullmatch(v)][:MAX_IGNORES]
+
+
+def _per_file(entries: Mapping[str, Any]) -> list[PerFileIgnore]:
+    found = []
+    for glob, values in entries.items():
+        if not isinstance(values, list) or not isinstance(glob, str):
+            continue
+        negated = glob.startswith("!")
+        glob = glob.removeprefix("!").strip()
+        while glob.startswith("./"):
+            glob = glob[2:]
+        if not glob or len(glob) > MAX_GLOB_CHARS or glob.startswith("/") or ".." in glob:
+            continue  # outside the repository: nothing Kaizen reviews
+        selectors = _selectors(values)
+        if selectors:
+            found.append(PerFileIgnore(glob, tuple(selectors), negated))
+    return found
+
+
+def team_config(file_text: Callable[[str], str | None]) -> TeamRuffConfig:
+    """What the repository's root ruff config switches off; nothing when it has none."""
+    found = ruff_config(file_text)
+    return parse_config(found[1]) if found is not None else TeamRuffConfig()
+
+
+def _glob_variants(glob: str) -> list[str]:
+    """``{a,b}`` alternatives spelled out, and ``**/`` also as nothing (ruff's globs let
+    it match no folder at all), for :mod:`fnmatch`, which knows neither."""
+    variants = [glob]
+    while any(_BRACES.search(v) for v in variants) and len(variants) <= MAX_GLOB_VARIANTS:
+        spelled = []
+        for v in variants:
+            match = _BRACES.search(v)
+            if match is None:
+                spelled.append(v)
+                continue
+            head, tail = v[: match.start()], v[match.end() :]
+            spelled += [head + option + tail for option in match.group(1).split(",")]
+        variants = spelled
+    out = []
+    for v in variants[:MAX_GLOB_VARIANTS]:
+        parts = v.split("**/")
+        count = len(parts) - 1
+        for skips in itertools.product(("**/", ""), repeat=min(count, 3)):
+            separators = [*skips, *["**/"] * (count - len(skips)), ""]
+            out.append("".join(p + s for p, s in zip(parts, separators, strict=True)))
+            if len(out) >= MAX_GLOB_VARIANTS:
+                return out
+    return out
+
+
+def _glob_matches(glob: str, path: str) -> bool:
+    """Ruff's matching: the glob against the path from the root, or a glob against the
+    file name alone; ``*`` and ``?`` cross folders, as in ruff's (``tests/*`` covers
+    ``tests/unit/test_a.py``). :mod:`fnmatch` keeps stars from backtracking without end."""
+    name = path.rsplit("/", 1)[-1]
+    return any(
+        fnmatch.fnmatchcase(path, variant) or fnmatch.fnmatchcase(name, variant)
+        for variant in _glob_variants(glob)
+    )
 
 
 def _covers(selector: str, code: str) -> bool:

@@ -1,0 +1,108 @@
+"""The oldest Python a repository supports, read from its metadata without running it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workers.review.python_version import DeclaredPython, declared_python, lowest_minor
+
+
+@pytest.mark.parametrize(
+    ("spec", "minor"),
+    [
+        (">=3.8", 8),
+        (">= 3.7", 7),
+        (">=3.8.1", 8),
+        ("~=3.9", 9),
+        (">3.8", 8),
+        (">=3.9,<4", 9),
+        (">=2.7, !=3.0.*, !=3.1.*, !=3.2.*, !=3.3.*, !=3.4.*", 5),
+        ("==3.11.*", 11),
+        ("^3.8", 8),  # Poetry
+        ("~3.10", 10),
+        (">=3.8 <4.0", 8),
+        ("^3.9 || ^3.7", 7),
+        ("3.12.*", 12),
+        ("not a version", None),
+        ("<3", None),  # no Python 3 at all
+        ("", None),
+    ],
+)
+def test_lowest_minor(spec: str, minor: int | None) -> None:
+    assert lowest_minor(spec) == minor
+
+
+def test_ruff_target_is_clamped_to_what_ruff_knows() -> None:
+    assert DeclaredPython(5, "x").ruff_target == "py37"
+    assert DeclaredPython(9, "x").ruff_target == "py39"
+    assert DeclaredPython(20, "x").ruff_target == "py313"
+
+
+def found(**files: str) -> DeclaredPython | None:
+    by_name = {name.replace("__", ".").replace("_", "-"): text for name, text in files.items()}
+    return declared_python(by_name.get)
+
+
+PYPROJECT = "[project]\nname = 'x'\nrequires-python = '>=3.9'\n"
+
+
+def test_the_ruff_configs_target_version_comes_first() -> None:
+    declared = found(pyproject__toml=PYPROJECT + "[tool.ruff]\ntarget-version = 'py311'\n")
+    assert declared == DeclaredPython(11, 'target-version = "py311" in pyproject.toml')
+    # a ruff.toml without target-version: requires-python, as ruff reads it
+    assert found(ruff__toml="line-length = 100\n", pyproject__toml=PYPROJECT) == DeclaredPython(
+        9, "requires-python = '>=3.9' in pyproject.toml"
+    )
+
+
+def test_each_place_in_turn() -> None:
+    assert found(pyproject__toml="[tool.poetry.dependencies]\npython = '^3.8'\n") == (
+        DeclaredPython(8, "python = '^3.8' in [tool.poetry.dependencies]")
+    )
+    assert found(setup__cfg="[metadata]\nname = x\n[options]\npython_requires = >= 3.7\n") == (
+        DeclaredPython(7, "python_requires = '>= 3.7' in setup.cfg")
+    )
+    setup_py = "from setuptools import setup\nsetup(name='x', python_requires='>=3.6')\n"
+    assert found(setup__py=setup_py) == DeclaredPython(6, "python_requires = '>=3.6' in setup.py")
+    assert found(__python_version="3.12.1\n") == DeclaredPython(12, "3.12 in .python-version")
+    assert found(__python_version="3.11\npypy3.10\n3.10.4\n") == DeclaredPython(
+        10, "3.10 in .python-version"
+    )
+    assert found() is None
+
+
+def test_a_pyproject_without_a_version_falls_through_to_setup_cfg() -> None:
+    declared = found(
+        pyproject__toml="[build-system]\nrequires = ['setuptools']\n",
+        setup__cfg="[options]\npython_requires = >=3.8\n",
+    )
+    assert declared is not None and declared.minor == 8
+
+
+def test_setup_py_is_read_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    setup_py = (
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "import setuptools\nsetuptools.setup(python_requires='>=3.8')\n"
+    )
+    assert found(setup__py=setup_py) == DeclaredPython(8, "python_requires = '>=3.8' in setup.py")
+    assert not marker.exists()
+    # a value computed when setup.py runs is not known without running it
+    assert found(setup__py="setup(python_requires='>=' + MIN)\n") is None
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"pyproject__toml": "[project]\nrequires-python = " + "[" * 5_000},
+        {"pyproject__toml": "[project]\nrequires-python = 3.8\n"},  # not a string
+        {"setup__cfg": "this is not [an ini"},
+        {"setup__py": "setup(python_requires=" + "(" * 5_000},
+        {"setup__py": "x = 1\n" * 200_000 + "setup(python_requires='>=3.8')\n"},  # too large
+        {"__python_version": "system\n"},
+    ],
+)
+def test_unreadable_metadata_declares_nothing(files: dict[str, str]) -> None:
+    assert found(**files) is None

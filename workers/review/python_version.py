@@ -1,0 +1,197 @@
+"""The oldest Python a repository says it supports, read from its metadata as data.
+
+Ruff runs ``--isolated`` on pull requests (:mod:`workers.review.ruff_scan`), so it never
+sees the project's ``requires-python`` and lints for its own default (Python 3.10 in
+ruff 0.17). Its pyupgrade rules then suggest ``X | None`` and ``tuple[int]`` to a
+project that supports 3.7, and accepting the one-click suggestion breaks the project on
+the versions it promises (``TypeVar("T", bound=A | B)`` raises on 3.9). Measured on the
+releases of click 8.1.3 → 8.1.7 (``python_requires >= 3.7``): 7 of the 10 comments
+Kaizen would have posted were such suggestions.
+
+Where the version is declared, in ruff's own order of precedence: the root ruff
+config's ``target-version``, then ``requires-python`` in ``pyproject.toml``, then the
+Poetry ``python`` dependency, ``python_requires`` in ``setup.cfg`` and in ``setup.py``,
+and last ``.python-version`` (an application's runtime, for repositories that are not
+packages). Every file is parsed as data: TOML and INI parsers, and ``setup.py`` with
+:mod:`ast`, never run. Nothing declared: ruff's default, as the team's own ruff would.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from workers.review.ruff_team_config import ruff_config
+
+MAX_FILE_CHARS = 512_000
+# The Python versions ruff can lint for (ruff >= 0.5 knows py37 to py313).
+OLDEST_MINOR = 7
+NEWEST_MINOR = 13
+_HIGHEST_MINOR_TRIED = 30
+_RUFF_TARGET = re.compile(r"py3(\d{1,2})")
+_PYTHON_VERSION_LINE = re.compile(r"(?:python-?|cpython-?)?3\.(\d{1,2})(?:[.\-].*)?")
+
+
+@dataclass(frozen=True)
+class DeclaredPython:
+    """The oldest Python 3 minor version a repository supports, and where it says so."""
+
+    minor: int
+    source: str  # e.g. "requires-python = \">=3.8\" in pyproject.toml", for messages
+
+    @property
+    def ruff_target(self) -> str:
+        """The ``--target-version`` to give ruff: clamped to what ruff knows."""
+        return f"py3{min(max(self.minor, OLDEST_MINOR), NEWEST_MINOR)}"
+
+    @property
+    def version(self) -> str:
+        return f"3.{self.minor}"
+
+
+def lowest_minor(spec: str) -> int | None:
+    """The lowest Python 3 minor version a version specifier lets in.
+
+    ``>=3.8`` → 8, ``~=3.9`` → 9, ``>=2.7,!=3.0.*,!=3.1.*`` → 2, Poetry's ``^3.8`` and
+    ``>=3.8 <4`` → 8, ``^3.8 || ^3.7`` → 7. None when it is not a specifier or lets no
+    Python 3 in.
+    """
+    lowest: int | None = None
+    for alternative in spec.split("||"):
+        found = _lowest_in(alternative.strip())
+        if found is not None and (lowest is None or found < lowest):
+            lowest = found
+    return lowest
+
+
+def _lowest_in(spec: str) -> int | None:
+    if not spec or len(spec) > 200:
+        return None
+    if spec[0] == "^" or (spec[0] == "~" and not spec.startswith("~=")):
+        spec = ">=" + spec[1:].strip()  # Poetry's caret and tilde: the lower bound is what counts
+    elif spec[0].isdigit():
+        spec = "==" + spec  # Poetry: "3.8.*" or a bare version
+    spec = re.sub(r"(?<=[\d*])\s+(?=[<>=!~])", ",", spec)  # Poetry: ">=3.8 <4"
+    try:
+        allowed = SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+    for minor in range(_HIGHEST_MINOR_TRIED + 1):
+        # the patch range too: ">=3.8.1" lets 3.8 in, from 3.8.1 on
+        if any(allowed.contains(Version(f"3.{minor}.{p}"), prereleases=True) for p in (0, 99)):
+            return minor
+    return None
+
+
+def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | None:
+    """The oldest Python the repository at hand declares, or None when it declares none.
+
+    ``file_text(path)`` gives a root file's text (None when absent)."""
+    found = ruff_config(file_text)
+    if found is not None:
+        name, table = found
+        target = _ruff_target_version(table)
+        if target is not None:
+            return DeclaredPython(target, f'target-version = "py3{target}" in {name}')
+    pyproject = _toml(file_text("pyproject.toml"))
+    project = pyproject.get("project")
+    if isinstance(project, Mapping):
+        declared = _from_spec(project.get("requires-python"), "requires-python", "pyproject.toml")
+        if declared is not None:
+            return declared
+    poetry = _table(pyproject, "tool", "poetry", "dependencies")
+    declared = _from_spec(poetry.get("python"), "python", "[tool.poetry.dependencies]")
+    if declared is not None:
+        return declared
+    declared = _from_spec(_setup_cfg(file_text("setup.cfg")), "python_requires", "setup.cfg")
+    if declared is not None:
+        return declared
+    declared = _from_spec(_setup_py(file_text("setup.py")), "python_requires", "setup.py")
+    if declared is not None:
+        return declared
+    return _python_version_file(file_text(".python-version"))
+
+
+def _ruff_target_version(table: Mapping[str, Any]) -> int | None:
+    value = table.get("target-version")
+    match = _RUFF_TARGET.fullmatch(value) if isinstance(value, str) else None
+    return int(match.group(1)) if match else None
+
+
+def _from_spec(value: object, key: str, where: str) -> DeclaredPython | None:
+    if not isinstance(value, str):
+        return None
+    minor = lowest_minor(value)
+    if minor is None:
+        return None
+    return DeclaredPython(minor, f"{key} = {value.strip()!r} in {where}")
+
+
+def _toml(text: str | None) -> Mapping[str, Any]:
+    if text is None or len(text) > MAX_FILE_CHARS:
+        return {}
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return {}
+
+
+def _table(document: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    here: object = document
+    for key in keys:
+        here = here.get(key) if isinstance(here, Mapping) else None
+    return here if isinstance(here, Mapping) else {}
+
+
+def _setup_cfg(text: str | None) -> str | None:
+    if text is None or len(text) > MAX_FILE_CHARS:
+        return None
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return parser.get("options", "python_requires", fallback=None)
+
+
+def _setup_py(text: str | None) -> str | None:
+    """The string given as ``python_requires=`` in ``setup.py``, read from its syntax tree:
+    a literal only (a value computed at run time is not known without running it)."""
+    if text is None or len(text) > MAX_FILE_CHARS or "python_requires" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.keyword)
+            and node.arg == "python_requires"
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    return None
+
+
+def _python_version_file(text: str | None) -> DeclaredPython | None:
+    """pyenv's ``.python-version``: the first version named (``3.12.1``, ``3.11``,
+    ``3.10-dev``); several lines name several versions, and the oldest is what counts."""
+    if text is None or len(text) > 10_000:
+        return None
+    minors = []
+    for line in text.splitlines():
+        match = _PYTHON_VERSION_LINE.fullmatch(line.split("#", 1)[0].strip())
+        if match:
+            minors.append(int(match.group(1)))
+    if not minors:
+        return None
+    return DeclaredPython(min(minors), f"3.{min(minors)} in .python-version")
