@@ -336,6 +336,34 @@ def test_the_review_lints_for_the_repositorys_python_and_its_per_file_ignores(
     assert not [p for p in posted if p[0] == "pkg/types.py" and p[1].startswith("ruff:UP")]
 
 
+def test_files_the_teams_linters_leave_out_are_not_linted_and_the_review_says_so(
+    world: World,
+) -> None:
+    world.llm.on(lambda body: True, lambda body: {"content": {"findings": []}})
+    odd = "def f():\n    return undefined_name\n"
+    changes = {
+        ".pre-commit-config.yaml": "exclude: ^tests/data/\nrepos: []\n",
+        "tests/data/cases/odd.py": odd,
+        "src/real.py": odd,
+    }
+    pr = world.fake.open_pull_request(
+        REPO, head="data-cases", changes=changes, title="Cases", user="alice"
+    )
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
+    )
+    _, comments = ours(world, pr["number"])
+    assert {(c["path"], c["body"].split("`")[1]) for c in comments if "`" in c["body"]} == {
+        ("src/real.py", "ruff:F821")
+    }
+    text = "\n".join(r["body"] for r in world.fake.reviews(REPO, pr["number"]))
+    text += check_run(world, pr["head"]["sha"])["output"]["summary"]
+    assert (
+        "1 changed Python file(s) not checked by ruff: the repository's own lint configuration "
+        "leaves them out (`.pre-commit-config.yaml`): `tests/data/cases/odd.py`" in text
+    )
+
+
 @pytest.mark.parametrize(
     "answers",
     [

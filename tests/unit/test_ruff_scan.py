@@ -221,6 +221,30 @@ def test_syntax_newer_than_the_project_supports_says_where_it_is_declared() -> N
     assert run_ruff({"a.py": source}, diff_of(changes)) == []
 
 
+def test_a_builtin_newer_than_the_project_supports_is_its_own_pattern() -> None:
+    """Linting for 3.8, ruff calls ``EncodingWarning`` undefined, though a version check
+    may guard it: not a high "undefined name", but a medium remark that says why."""
+    source = (
+        "import sys\nimport warnings\n\n\ndef f():\n"
+        "    if sys.version_info >= (3, 10):\n"
+        "        warnings.simplefilter('ignore', EncodingWarning)\n"
+        "    return undefined_thing\n"
+    )
+    changes = {"a.py": ("", source)}
+    declared = DeclaredPython(8, "python_requires = '>=3.8' in setup.cfg")
+
+    findings = run_ruff({"a.py": source}, diff_of(changes), python=declared)
+    on_311 = run_ruff({"a.py": source}, diff_of(changes), python=DeclaredPython(11, "x"))
+
+    assert [(f.line, f.pattern, f.severity) for f in findings] == [
+        (7, "ruff:newer-builtin", "medium"),
+        (8, "ruff:F821", "high"),
+    ]
+    assert "since Python 3.10" in findings[0].message
+    assert "supports 3.8 (python_requires = '>=3.8' in setup.cfg)" in findings[0].message
+    assert [(f.line, f.pattern) for f in on_311 if "UP" not in f.pattern] == [(8, "ruff:F821")]
+
+
 def test_a_noqa_for_another_linters_rule_is_left_alone() -> None:
     """RUF102 calls flake8's codes "invalid", and its fix deletes the team's noqa."""
     source = "def f(__self):  # noqa: B902\n    return __self\n"

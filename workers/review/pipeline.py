@@ -24,6 +24,7 @@ from workers.llm import ChatModel
 from workers.review.critic import CriticExample, critic_scores
 from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
+from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
 from workers.review.python_version import DeclaredPython, declared_python
 from workers.review.ruff_scan import run_ruff
@@ -85,6 +86,16 @@ def _team_ruff_config(request: ReviewRequest) -> TeamRuffConfig:
         return TeamRuffConfig()
 
 
+def _lint_excludes(request: ReviewRequest) -> LintExcludes:
+    """The paths the repository's own linters skip; ruff's defaults alone when its configs
+    cannot be read."""
+    try:
+        return lint_excludes(request.file_text)
+    except Exception as exc:
+        log.warning("the repository's lint excludes could not be read", extra={"error": str(exc)})
+        return lint_excludes(lambda path: None)
+
+
 def _declared_python(request: ReviewRequest) -> DeclaredPython | None:
     """The oldest Python the repository supports; None (ruff's default) when it says
     nothing or its metadata cannot be read."""
@@ -93,6 +104,36 @@ def _declared_python(request: ReviewRequest) -> DeclaredPython | None:
     except Exception as exc:
         log.warning("the repository's Python version could not be read", extra={"error": str(exc)})
         return None
+
+
+def _ruff_sources(request: ReviewRequest, notes: list[str]) -> dict[str, str]:
+    """The changed Python files ruff should check, by path, with their text at the head;
+    what is left out, and why, goes into ``notes``."""
+    python_files = [
+        e.path for e in request.diff.reviewable() if e.path.endswith(PYTHON_SUFFIXES) and e.added
+    ]
+    excludes = _lint_excludes(request) if python_files else LintExcludes()
+    skipped = [path for path in python_files if excludes.excludes(path)]
+    if skipped:
+        where = ", ".join(f"`{s}`" for s in excludes.sources) or "ruff's default excludes"
+        shown = ", ".join(f"`{p}`" for p in skipped[:5]) + (", …" if len(skipped) > 5 else "")
+        notes.append(
+            f"{len(skipped)} changed Python file(s) not checked by ruff: the repository's own "
+            f"lint configuration leaves them out ({where}): {shown}"
+        )
+    sources = {}
+    for path in python_files:
+        if path in skipped:
+            continue
+        text = request.file_text(path)
+        if text is not None:
+            sources[path] = text
+        else:  # said, not silently skipped
+            notes.append(
+                f"`{path}`: not checked by ruff: its text could not be read at "
+                "the head commit (a file over GitHub's 1 MB, or a symbolic link)."
+            )
+    return sources
 
 
 def collect_findings(
@@ -109,17 +150,7 @@ def collect_findings(
     if config.secrets.enabled:
         findings += scan_secrets(diff)
     if config.ruff.enabled:
-        sources = {}
-        for entry in diff.reviewable():
-            if entry.path.endswith(PYTHON_SUFFIXES) and entry.added:
-                text = request.file_text(entry.path)
-                if text is not None:
-                    sources[entry.path] = text
-                else:  # said, not silently skipped
-                    notes.append(
-                        f"`{entry.path}`: not checked by ruff: its text could not be read at "
-                        "the head commit (a file over GitHub's 1 MB, or a symbolic link)."
-                    )
+        sources = _ruff_sources(request, notes)
         if sources:
             try:
                 found = run_ruff(

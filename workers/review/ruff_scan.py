@@ -174,6 +174,18 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # ruff's message for syntax a Python version lacks: "Cannot use `match` statement on
 # Python 3.9 (syntax was added in Python 3.10)"
 _VERSION_SYNTAX = re.compile(r"\(syntax was (?:added|removed) in Python \d+\.\d+\)")
+_UNDEFINED_NAME = re.compile(r"Undefined name `(\w+)`")
+# Builtins newer than the oldest Python ruff lints for, by the minor version that added
+# them: linting for 3.8, ruff calls them undefined (F821), though libraries use them
+# behind a version check (pytest: ``if sys.version_info > (3, 10): … EncodingWarning``).
+NEWER_BUILTINS: dict[str, int] = {
+    "aiter": 10,
+    "anext": 10,
+    "EncodingWarning": 10,
+    "BaseExceptionGroup": 11,
+    "ExceptionGroup": 11,
+    "PythonFinalizationError": 13,
+}
 
 
 class RuffUnavailable(RuntimeError):
@@ -353,6 +365,15 @@ def _finding(
     elif code is None:
         pattern, severity = "ruff:syntax-error", "high"
         title = f"**Syntax error** {message}"
+    elif code == "F821" and python is not None and (newer := _newer_builtin(message, python)):
+        # a NameError on the older versions, unless a version check guards it (which ruff
+        # does not follow): a likely bug, not a certain one
+        pattern, severity = "ruff:newer-builtin", "medium"
+        title = (
+            f"**Newer builtin** `{newer[0]}` is a builtin since Python 3.{newer[1]}, and "
+            f"this repository supports {python.version} ({python.source}): there this line "
+            "raises NameError, unless a version check keeps it from running."
+        )
     else:
         pattern, severity = f"ruff:{code}", rule_severity(code)
         title = f"**{code}** {message}"
@@ -385,6 +406,14 @@ def _finding(
         suggestion=suggestion,
         start_line=start_line,
     )
+
+
+def _newer_builtin(message: str, python: DeclaredPython) -> tuple[str, int] | None:
+    match = _UNDEFINED_NAME.search(message)
+    added = NEWER_BUILTINS.get(match.group(1)) if match else None
+    if match is None or added is None or python.minor >= added:
+        return None
+    return match.group(1), added
 
 
 def rule_severity(code: str) -> str:

@@ -1,0 +1,204 @@
+"""The files a repository's own linters never look at, so Kaizen's ruff pass skips them too.
+
+A formatter's or linter's test cases (black's ``tests/data/cases/*.py``: code written to
+be odd on purpose), vendored or generated modules: a team excludes them from its lint in
+its ruff config, its flake8 config or its pre-commit config, and never sees a remark on
+them. Kaizen did: on black's 24.1 → 24.8 changes all 10 comments it would have posted
+were F811/F821 in ``tests/data/``. Each such comment is noise, and worse, the 👎 it earns
+teaches learning that undefined names are unwanted everywhere.
+
+Read as data, like :mod:`workers.review.ruff_team_config`: TOML, INI and YAML (safe
+loader) parsers, and pre-commit's ``exclude`` regexes run by :mod:`regex` with a time
+limit (a repository's regex may backtrack without end). Secrets are still scanned
+everywhere: a key in a test folder is still a leaked key.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+import yaml
+
+from workers.review.ruff_team_config import ruff_config
+
+MAX_FILE_CHARS = 512_000
+MAX_PATTERNS = 200
+MAX_REGEXES = (
+    20  # at most one REGEX_TIMEOUT_S each per review: a regex that times out once is dropped
+)
+MAX_PATTERN_CHARS = 500
+REGEX_TIMEOUT_S = 0.05
+# What ruff leaves out unless the config's own ``exclude`` replaces it.
+RUFF_DEFAULT_EXCLUDE = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+FLAKE8_FILES = ("setup.cfg", "tox.ini", ".flake8")  # flake8's own order
+PRE_COMMIT_FILE = ".pre-commit-config.yaml"
+# pre-commit hooks whose exclusions say what the team lints
+LINT_HOOKS = frozenset({"ruff", "ruff-check", "flake8", "pyflakes", "pylint"})
+
+
+@dataclass(frozen=True)
+class LintExcludes:
+    """Globs (ruff, flake8) and regexes (pre-commit) of paths the team does not lint."""
+
+    globs: tuple[str, ...] = ()
+    regexes: tuple[regex.Pattern[str], ...] = ()
+    sources: tuple[str, ...] = ()  # the files they come from, for the review's note
+    _timed_out: set[int] = field(default_factory=set, compare=False, repr=False)
+
+    def excludes(self, path: str) -> bool:
+        """Whether ``path`` (from the repository root) is left out: it, or a folder it is
+        in, matches a glob (whole or by name, as ruff and flake8 match), or a regex finds
+        a match in it (as pre-commit does)."""
+        parts = path.split("/")
+        for end in range(len(parts), 0, -1):
+            here, name = "/".join(parts[:end]), parts[end - 1]
+            for glob in self.globs:
+                if fnmatch.fnmatchcase(here, glob) or fnmatch.fnmatchcase(name, glob):
+                    return True
+        return any(self._search(i, pattern, path) for i, pattern in enumerate(self.regexes))
+
+    def _search(self, index: int, pattern: regex.Pattern[str], path: str) -> bool:
+        if index in self._timed_out:
+            return False
+        try:
+            return pattern.search(path, timeout=REGEX_TIMEOUT_S) is not None
+        except TimeoutError:
+            # it excludes nothing, and is not tried again: 3,000 changed files would
+            # otherwise cost a hostile regex's time limit 3,000 times
+            self._timed_out.add(index)
+            return False
+
+
+def lint_excludes(file_text: Callable[[str], str | None]) -> LintExcludes:
+    """Everything the repository's root lint configs exclude. Ruff's default excludes
+    count whether or not the repository has a ruff config: they are what ``ruff check .``
+    skips."""
+    globs: list[str] = []
+    sources: list[str] = []
+    found = ruff_config(file_text)
+    table: Mapping[str, Any] = found[1] if found else {}
+    own = _globs(table.get("exclude"))
+    globs += own if isinstance(table.get("exclude"), list) else list(RUFF_DEFAULT_EXCLUDE)
+    lint = table.get("lint")
+    extra = _globs(table.get("extend-exclude"))
+    extra += _globs(lint.get("exclude") if isinstance(lint, Mapping) else None)
+    globs += extra
+    if found and (own or extra):
+        sources.append(found[0])
+    flake8 = _flake8_excludes(file_text)
+    if flake8 is not None:
+        globs += flake8[1]
+        sources.append(flake8[0])
+    regexes = _pre_commit_excludes(file_text(PRE_COMMIT_FILE))
+    if regexes:
+        sources.append(PRE_COMMIT_FILE)
+    return LintExcludes(
+        tuple(dict.fromkeys(globs))[:MAX_PATTERNS], tuple(regexes[:MAX_REGEXES]), tuple(sources)
+    )
+
+
+def _clean_glob(glob: str) -> str | None:
+    glob = glob.strip().rstrip("/")
+    while glob.startswith("./"):
+        glob = glob[2:]
+    if not glob or len(glob) > MAX_PATTERN_CHARS or glob.startswith("/") or ".." in glob:
+        return None  # outside the repository, or nothing
+    return glob
+
+
+def _globs(values: object) -> list[str]:
+    if not isinstance(values, list):
+        return []
+    cleaned = (_clean_glob(v) for v in values[:MAX_PATTERNS] if isinstance(v, str))
+    return [g for g in cleaned if g]
+
+
+def _flake8_excludes(file_text: Callable[[str], str | None]) -> tuple[str, list[str]] | None:
+    """flake8's ``exclude`` and ``extend-exclude`` (comma- or line-separated globs) from the
+    first of its config files that has a ``[flake8]`` section."""
+    for name in FLAKE8_FILES:
+        text = file_text(name)
+        if text is None or len(text) > MAX_FILE_CHARS:
+            continue
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            continue
+        if not parser.has_section("flake8"):
+            continue
+        globs: list[str] = []
+        for key in ("exclude", "extend-exclude", "extend_exclude"):
+            value = parser.get("flake8", key, fallback="")
+            pieces = value.replace("\n", ",").split(",")
+            globs += [g for g in (_clean_glob(p.split("#", 1)[0]) for p in pieces) if g]
+        return (name, globs) if globs else None
+    return None
+
+
+def _pre_commit_excludes(text: str | None) -> list[regex.Pattern[str]]:
+    """pre-commit's top-level ``exclude`` and the ``exclude`` of its lint hooks."""
+    if text is None or len(text) > MAX_FILE_CHARS:
+        return []
+    try:
+        document = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError):
+        return []
+    if not isinstance(document, Mapping):
+        return []
+    found = [document.get("exclude")]
+    repos = document.get("repos")
+    for repo in repos[:MAX_PATTERNS] if isinstance(repos, list) else []:
+        hooks = repo.get("hooks") if isinstance(repo, Mapping) else None
+        found += [
+            hook.get("exclude")
+            for hook in (hooks[:MAX_PATTERNS] if isinstance(hooks, list) else [])
+            if isinstance(hook, Mapping) and hook.get("id") in LINT_HOOKS
+        ]
+    return _compiled(found)
+
+
+def _compiled(values: Sequence[object]) -> list[regex.Pattern[str]]:
+    out = []
+    for value in values:
+        if not isinstance(value, str) or not value.strip() or len(value) > MAX_PATTERN_CHARS:
+            continue
+        if value.strip() == "^$":
+            continue  # pre-commit's own default: excludes nothing
+        try:
+            out.append(regex.compile(value, regex.VERSION0))
+        except (regex.error, RecursionError, OverflowError):
+            continue
+    return out
