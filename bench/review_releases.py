@@ -10,8 +10,8 @@ be posted, so changes to the static analysis can be compared on the same materia
 
 Measured (2026-12-05, nine pairs): before the ruff pass read the project's Python version,
 per-file ignores and lint excludes (0a06c7d) 667 candidates, 440 of them pyupgrade (UP)
-suggestions for syntax newer than the projects support, 100 comments posted; after, 92
-candidates and 57 comments.
+remarks (3 are left after: the rest asked for syntax newer than the projects support),
+100 comments posted; after, 92 candidates and 57 comments.
 
 Needs the package index (``pip download``); sdists are cached in ``--cache``. Compare two
 checkouts with ``--kaizen`` (the ``kaizen`` executable of the other checkout's venv). Not a
