@@ -12,7 +12,7 @@ import pytest
 
 from workers.fix.localize import (
     COVERAGE_DATA_NAME,
-    canonical_test_id,
+    case_key,
     from_issue_text,
     ochiai,
     rank,
@@ -74,6 +74,25 @@ def test_double():
 """
 
 
+PLUGINS = ".kaizen-pytest"  # the folder the fix loop puts on PYTHONPATH
+
+
+def run_with_coverage(root: Path) -> subprocess.CompletedProcess[str]:
+    write_coverage_rc(root, PLUGINS)
+    report = root / ".kaizen-junit.xml"
+    command = with_coverage(
+        pytest_command(str(report), per_test_timeout_s=None, python=sys.executable)
+    )
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COVERAGE_", "PYTHON"))
+    }
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONPATH"] = str(root / PLUGINS)
+    return subprocess.run(
+        command, cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
 def make_repo(root: Path, layout: str) -> None:
     (root / "calc").mkdir()
     (root / "calc" / "__init__.py").write_text("")
@@ -87,32 +106,15 @@ def make_repo(root: Path, layout: str) -> None:
     (root / "pytest.ini").write_text(f"[pytest]\n{options}")
 
 
-# "prepend": coverage says test_core.TestLarge.test_large; "package" (tests/__init__.py)
-# and "importlib": tests.test_core.TestLarge.test_large. JUnit says the same in all three.
+# The import mode changes the module names Python sees ("prepend": test_core, "package"
+# with tests/__init__.py and "importlib": tests.test_core); node ids stay the same.
 @pytest.mark.parametrize("layout", ["prepend", "package", "importlib"])
 def test_coverage_run_ranks_the_buggy_line_first(tmp_path: Path, layout: str) -> None:
     make_repo(tmp_path, layout)
-    write_coverage_rc(tmp_path)
-    report = tmp_path / ".kaizen-junit.xml"
-    command = with_coverage(
-        pytest_command(str(report), per_test_timeout_s=None, python=sys.executable)
-    )
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COVERAGE_", "PYTHON"))
-    }
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    done = subprocess.run(
-        command,
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_with_coverage(tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr  # two tests fail
 
-    tests = load_junit(report)
+    tests = load_junit(tmp_path / ".kaizen-junit.xml")
     failed = {t.nodeid for t in tests if t.outcome == "failed"}
     passed = {t.nodeid for t in tests if t.outcome == "passed"}
     assert failed == {
@@ -122,8 +124,8 @@ def test_coverage_run_ranks_the_buggy_line_first(tmp_path: Path, layout: str) ->
     assert len(passed) == 5
 
     coverage = read_coverage(tmp_path / COVERAGE_DATA_NAME, tmp_path)
-    # One key on both sides: every JUnit test has its coverage under canonical_test_id.
-    assert {canonical_test_id(t) for t in tests} == set(coverage)
+    # One key on both sides: every JUnit test has its coverage under case_key.
+    assert {case_key(t) for t in tests} == set(coverage)
     assert coverage["tests.test_core.TestLarge.test_large"] == {
         ("calc/core.py", n) for n in (2, 4, 6, 7)
     }
@@ -139,3 +141,48 @@ def test_coverage_run_ranks_the_buggy_line_first(tmp_path: Path, layout: str) ->
     ranked = rank(spectrum, issue)
     assert (ranked[0].path, ranked[0].line) == BUG
     assert "ochiai 1.00" in ranked[0].why and "symbol named in the issue" in ranked[0].why
+
+
+GRADES = """\
+def grade(n):
+    if n >= 90:
+        return "A"
+    if n >= 80:
+        return "B"
+    if n >= 70:
+        return "c"
+    return "F"
+"""
+
+GRADE_TESTS = """\
+import pytest
+
+from grades import grade
+
+
+@pytest.mark.parametrize(("n", "want"), [(95, "A"), (85, "B"), (75, "C"), (50, "F")])
+def test_grade(n, want):
+    assert grade(n) == want
+"""
+
+
+def test_each_parametrised_case_has_its_own_coverage(tmp_path: Path) -> None:
+    """One failing case out of four: the line only it ran is the one suspect at 1.0. With
+    one context per test function every line the four cases ran scored the same."""
+    (tmp_path / "grades.py").write_text(GRADES)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_grades.py").write_text(GRADE_TESTS)
+    (tmp_path / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    done = run_with_coverage(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+
+    tests = load_junit(tmp_path / ".kaizen-junit.xml")
+    failed = {t.nodeid for t in tests if t.outcome == "failed"}
+    passed = {t.nodeid for t in tests if t.outcome == "passed"}
+    assert failed == {"tests/test_grades.py::test_grade[75-C]"}
+    coverage = read_coverage(tmp_path / COVERAGE_DATA_NAME, tmp_path)
+    assert set(coverage) == {case_key(t) for t in tests}
+
+    spectrum = ochiai(coverage, failed, passed)
+    assert (spectrum[0].path, spectrum[0].line, spectrum[0].score) == ("grades.py", 7, 1.0)
+    assert all(s.score < 1.0 for s in spectrum[1:])

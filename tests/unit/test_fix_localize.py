@@ -9,11 +9,15 @@ from pathlib import Path
 import pytest
 
 from workers.fix.localize import (
+    CONTEXT_PLUGIN,
+    CONTEXT_PLUGIN_MODULE,
+    CONTEXT_PREFIX,
     COVERAGE_DATA_NAME,
     COVERAGE_RC,
     COVERAGE_RC_NAME,
     CoverageDataError,
     canonical_test_id,
+    case_key,
     coverage_argv,
     from_failures,
     from_issue_text,
@@ -287,6 +291,40 @@ def test_ochiai_matches_ids_by_dotted_suffix_and_merges_parametrised_cases() -> 
     assert scores == {("calc.py", 3): pytest.approx(1 / math.sqrt(2))}
 
 
+@pytest.mark.parametrize(
+    ("nodeid", "key"),
+    [
+        ("tests/test_x.py::test_foo", "tests.test_x.test_foo"),
+        ("tests/test_x.py::TestC::test_foo[1.5-a::b]", "tests.test_x.TestC.test_foo[1.5-a::b]"),
+        ("tests.test_x.TestC::test_foo[x]", "tests.test_x.TestC.test_foo[x]"),
+    ],
+)
+def test_case_key_keeps_the_parameters(nodeid: str, key: str) -> None:
+    assert case_key(nodeid) == key
+
+
+def test_ochiai_scores_each_parametrised_case_on_its_own_coverage() -> None:
+    """One failing case of a parametrised test: only what that case ran is suspect, not
+    everything its passing siblings ran."""
+    spectrum = {
+        "tests.test_calc.test_p[1]": {("calc.py", 1), ("calc.py", 3)},  # fails
+        "tests.test_calc.test_p[2]": {("calc.py", 1), ("calc.py", 2)},
+        "tests.test_calc.test_p[3.5]": {("calc.py", 1), ("calc.py", 2), ("calc.py", 4)},
+    }
+    failed = {"tests/test_calc.py::test_p[1]"}
+    passed = {"tests/test_calc.py::test_p[2]", "tests/test_calc.py::test_p[3.5]"}
+    scores = {(s.path, s.line): s.score for s in ochiai(spectrum, failed, passed)}
+    assert scores == {("calc.py", 3): pytest.approx(1.0), ("calc.py", 1): pytest.approx(1 / 3**0.5)}
+
+
+def test_ochiai_matches_a_case_context_recorded_under_another_rootdir() -> None:
+    spectrum = {"test_calc.test_p[a]": {("calc.py", 3)}, "test_calc.test_p[b]": {("calc.py", 1)}}
+    failed = {"tests/test_calc.py::test_p[a]"}
+    passed = {"tests/test_calc.py::test_p[b]"}
+    scores = {(s.path, s.line): s.score for s in ochiai(spectrum, failed, passed)}
+    assert scores == {("calc.py", 3): pytest.approx(1.0)}
+
+
 def test_ochiai_without_failures_or_unknown_ids() -> None:
     assert ochiai(SPECTRUM, set(), {"tests/test_calc.py::test_neg"}) == []
     assert ochiai(SPECTRUM, {"tests/other.py::test_nope"}, set()) == []
@@ -362,6 +400,8 @@ def test_coverage_command_and_rc(tmp_path: Path) -> None:
         f"--rcfile={COVERAGE_RC_NAME}",
         "-m",
         "pytest",
+        "-p",
+        CONTEXT_PLUGIN_MODULE,
     ]
     assert with_coverage(["python3", "-m", "pytest", "-q", "--junitxml=r.xml"]) == [
         *coverage_argv("python3"),
@@ -370,12 +410,16 @@ def test_coverage_command_and_rc(tmp_path: Path) -> None:
     ]
     with pytest.raises(ValueError):
         with_coverage(["pytest", "-q"])
-    assert "dynamic_context = test_function" in COVERAGE_RC
+    assert "dynamic_context" not in COVERAGE_RC  # the plugin names the contexts
     assert f"data_file = {COVERAGE_DATA_NAME}" in COVERAGE_RC
     (tmp_path / COVERAGE_DATA_NAME).write_text("stale")
     (tmp_path / COVERAGE_RC_NAME).symlink_to("/etc/hostname")
-    rc = write_coverage_rc(tmp_path)
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / f"{CONTEXT_PLUGIN_MODULE}.py").symlink_to("/etc/hostname")
+    rc = write_coverage_rc(tmp_path, "plugins")
     assert not rc.is_symlink() and rc.read_text() == COVERAGE_RC
+    plugin = tmp_path / "plugins" / f"{CONTEXT_PLUGIN_MODULE}.py"
+    assert not plugin.is_symlink() and plugin.read_text() == CONTEXT_PLUGIN
     assert not (tmp_path / COVERAGE_DATA_NAME).exists()
 
 
@@ -456,6 +500,25 @@ def test_read_coverage_maps_paths_contexts_and_drops_tests(tmp_path: Path, at_ro
             ("pkg/calc.py", 6),
         },
         "elsewhere.test_c": set(),  # cannot be placed: kept as recorded
+    }
+
+
+def test_read_coverage_keys_the_plugins_contexts_by_case(tmp_path: Path) -> None:
+    data = tmp_path / "data.sqlite"
+    make_data(
+        data,
+        {1: "pkg/calc.py"},
+        {
+            1: "",
+            2: f"{CONTEXT_PREFIX}tests/test_calc.py::test_p[1]",
+            3: f"{CONTEXT_PREFIX}tests/test_calc.py::TestC::test_q[a.b-2]",
+            4: CONTEXT_PREFIX,  # no node id: nothing to place
+        },
+        [(1, 1, numbits(1)), (1, 2, numbits(3)), (1, 3, numbits(4)), (1, 4, numbits(5))],
+    )
+    assert read_coverage(data, repo(tmp_path)) == {
+        "tests.test_calc.test_p[1]": {("pkg/calc.py", 3)},
+        "tests.test_calc.TestC.test_q[a.b-2]": {("pkg/calc.py", 4)},
     }
 
 

@@ -198,7 +198,7 @@ class TestRunner:
             has_pytest_timeout=True if self.sandbox.name == "docker" else None,
         )
         if coverage:
-            write_coverage_rc(workspace)
+            write_coverage_rc(workspace, SHIM_DIR)
             command = with_coverage(command)
         result = self.sandbox.run(command, workspace=workspace, limits=self.limits, env=env)
         tests, error = read_report(report, result, self.limits)

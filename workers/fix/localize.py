@@ -6,22 +6,28 @@ Evidence comes from three places, each turned into :class:`Suspect` lines:
   ``path.py#L12`` mentions, plain file names and symbol names (``func``, ``Class.method``);
 * the failing tests' reports (:func:`from_failures`): repository frames in their messages;
 * spectrum-based localisation (:func:`ochiai`) over per-test line coverage recorded by
-  coverage.py with ``dynamic_context = test_function`` (:data:`COVERAGE_RC`,
+  coverage.py, one context per pytest item (:data:`COVERAGE_RC`, :data:`CONTEXT_PLUGIN`,
   :func:`coverage_argv`, :func:`read_coverage`).
 
 :func:`rank` merges them. Suspects are always repository-relative non-test files.
 
-Test identity - one key on both sides (:func:`canonical_test_id`)
+Test identity - one key on both sides (:func:`case_key`)
 -------------------------------------------------------
-JUnit (``workers.sandbox.junit``) names a test ``tests/test_x.py::TestC::test_foo[1]``;
-coverage's ``test_function`` context names it ``<module __name__>.<qualname>``, where
-the module name depends on pytest's import mode and on ``__init__.py`` files: it is
-``tests.test_x.TestC.test_foo`` in a package, but plain ``test_x.TestC.test_foo`` under
-the default ``prepend`` mode without one. Parametrised cases share one context (no
-``[1]``). The common key is the dotted repository path of the test file plus the
-qualname, without parameters: ``tests.test_x.TestC.test_foo``.
+JUnit (``workers.sandbox.junit``) names a test ``tests/test_x.py::TestC::test_foo[1]``.
+Coverage contexts come from :data:`CONTEXT_PLUGIN`, which switches coverage.py's context
+to ``kaizen-test:<pytest node id>`` around each test's call: one context per
+parametrised case. (coverage.py's own ``dynamic_context = test_function`` gives every
+case of a parametrised test one context, so a test with one failing case out of fifty
+made every line any case ran look as suspicious as the bug; on click's
+``make_default_short_help`` the broken line then came 164th in the repair plan.)
+The common key is the dotted repository path of the test file plus the qualname, and
+the parameters: ``tests.test_x.TestC.test_foo[1]``. Contexts in coverage.py's
+``module.qualname`` form (no parameters, the module name depending on pytest's import
+mode: ``test_x.TestC.test_foo`` under ``prepend`` without ``__init__.py``) are still read,
+and a case is then matched to its function's context.
 
-* :func:`canonical_test_id` turns a JUnit node id (or ``classname::name``) into that key;
+* :func:`canonical_test_id` turns a JUnit node id (or ``classname::name``) into that key
+  without parameters, :func:`case_key` with them;
 * :func:`read_coverage` rewrites each context's module part onto the measured test file
   it names (``test_x`` -> ``tests/test_x.py`` -> ``tests.test_x``), so its keys are the
   same; a context it cannot place is kept as it is;
@@ -87,8 +93,8 @@ COVERAGE_SCHEMA_VERSION = 7  # coverage.py 5.0 to 7.x
 # become suspects.
 COVERAGE_RC = f"""\
 # Written by Kaizen's fix agent: per-test line coverage for fault localisation.
+# (The plugin kaizen_test_context names each test's context.)
 [run]
-dynamic_context = test_function
 data_file = {COVERAGE_DATA_NAME}
 relative_files = True
 branch = False
@@ -97,10 +103,44 @@ disable_warnings = no-data-collected, module-not-measured, couldnt-parse
 """
 
 
+KAIZEN_FILES = ".kaizen-"  # what Kaizen writes into the copy starts so (plugins, rc, data)
+CONTEXT_PREFIX = "kaizen-test:"
+CONTEXT_PLUGIN_MODULE = "kaizen_test_context"
+CONTEXT_PLUGIN = f'''"""Written by Kaizen into its copy of the repository: workers/fix/localize.py.
+
+Each test's call is recorded under its own coverage context, {CONTEXT_PREFIX}<node id>.
+"""
+
+import pytest
+
+try:
+    import coverage
+except ImportError:  # not run under coverage: nothing to name
+    coverage = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    current = coverage.Coverage.current() if coverage is not None else None
+    if current is None:
+        yield
+        return
+    current.switch_context("{CONTEXT_PREFIX}" + item.nodeid)
+    try:
+        yield
+    finally:
+        current.switch_context("")
+'''
+
+
 def coverage_argv(python: str = "python3") -> list[str]:
-    """The prefix that runs pytest under coverage with :data:`COVERAGE_RC` (which must be
-    in the working directory: :func:`write_coverage_rc`); append pytest's arguments."""
-    return [python, "-m", "coverage", "run", f"--rcfile={COVERAGE_RC_NAME}", "-m", "pytest"]
+    """The prefix that runs pytest under coverage with :data:`COVERAGE_RC` and the context
+    plugin (both written into the working directory by :func:`write_coverage_rc`, the
+    plugin's folder on ``PYTHONPATH``); append pytest's arguments."""
+    return [
+        *[python, "-m", "coverage", "run", f"--rcfile={COVERAGE_RC_NAME}", "-m", "pytest"],
+        *["-p", CONTEXT_PLUGIN_MODULE],
+    ]
 
 
 def with_coverage(pytest_argv: Sequence[str]) -> list[str]:
@@ -112,17 +152,32 @@ def with_coverage(pytest_argv: Sequence[str]) -> list[str]:
     return [*coverage_argv(argv[0]), *argv[3:]]
 
 
-def write_coverage_rc(workspace: Path) -> Path:
-    """Put :data:`COVERAGE_RC` into ``workspace`` (replacing whatever the repository had
-    under that name) and drop stale coverage data; returns the rc file's path."""
+def write_coverage_rc(workspace: Path, plugin_dir: str) -> Path:
+    """Put :data:`COVERAGE_RC` into ``workspace`` and :data:`CONTEXT_PLUGIN` into its
+    ``plugin_dir`` (a folder the run has on ``PYTHONPATH``), replacing whatever the
+    repository had under those names, and drop stale coverage data; returns the rc file's
+    path."""
     rc = Path(workspace) / COVERAGE_RC_NAME
-    if rc.is_symlink() or rc.exists():
-        rc.unlink()
-    rc.write_text(COVERAGE_RC, encoding="utf-8")
+    _replace(rc, COVERAGE_RC)
+    folder = Path(workspace) / plugin_dir
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+    folder.mkdir(exist_ok=True)
+    _replace(folder / f"{CONTEXT_PLUGIN_MODULE}.py", CONTEXT_PLUGIN)
     data = Path(workspace) / COVERAGE_DATA_NAME
     if data.is_symlink() or data.exists():
         data.unlink()
     return rc
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` at ``path`` in place of whatever the (untrusted) copy had there: a
+    symlink is removed, never followed; a folder is removed."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.is_symlink() or path.exists():
+        path.unlink()
+    path.write_text(text, encoding="utf-8")
 
 
 # --- paths ---------------------------------------------------------------------------
@@ -448,6 +503,27 @@ def canonical_test_id(test: str | TestResult) -> str:
     return ".".join(p for p in parts if p)
 
 
+def _params(nodeid: str) -> str:
+    """A node id's parameters, brackets included (``test_f[1-a]`` → ``[1-a]``), or "".
+    They start at the first ``[`` after the file part, and may hold ``::`` themselves."""
+    rest = nodeid.split("::", 1)[-1]
+    return rest[rest.index("[") :] if "[" in rest else ""
+
+
+def case_key(test: str | TestResult) -> str:
+    """:func:`canonical_test_id` with the parameters: ``tests/test_x.py::test_f[1]`` →
+    ``tests.test_x.test_f[1]``; the key of a case's own coverage context."""
+    nodeid = test.nodeid if isinstance(test, TestResult) else test
+    return canonical_test_id(nodeid) + _params(nodeid)
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    """``tests.test_x.test_f[1.5]`` → (``tests.test_x.test_f``, ``[1.5]``): parameters may
+    hold dots, so they are kept apart from the dotted name."""
+    cut = key.find("[")
+    return (key, "") if cut < 0 else (key[:cut], key[cut:])
+
+
 def _dotted_suffix(a: str, b: str) -> int:
     """How many trailing dotted components ``a`` and ``b`` share."""
     pa, pb = a.split("."), b.split(".")
@@ -458,32 +534,42 @@ def _dotted_suffix(a: str, b: str) -> int:
 
 
 def _match_ids(ids: Iterable[str], keys: Iterable[str]) -> dict[str, str]:
-    """Each id's coverage key: exact, else the unique key sharing the longest dotted
-    suffix that covers all of the shorter name (``test_x.t`` ~ ``tests.test_x.t``)."""
-    keys = list(keys)
+    """Each id's coverage key: its own case's (the same parameters), else its function's
+    (a context without parameters); each exact, else the unique key sharing the longest
+    dotted suffix that covers all of the shorter name (``test_x.t`` ~ ``tests.test_x.t``)."""
+    by_last: dict[tuple[str, str], list[str]] = defaultdict(list)  # (last name, params)
     keyset = set(keys)
-    by_last: dict[str, list[str]] = defaultdict(list)
-    for key in keys:
-        by_last[key.rsplit(".", 1)[-1]].append(key)
+    for key in keyset:
+        name, params = _split_key(key)
+        by_last[(name.rsplit(".", 1)[-1], params)].append(key)
     out: dict[str, str] = {}
     for raw in ids:
-        ident = canonical_test_id(raw)
-        if ident in keyset:
-            out[raw] = ident
-            continue
-        best: list[str] = []
-        best_n = 0
-        for key in by_last.get(ident.rsplit(".", 1)[-1], []):
-            n = _dotted_suffix(ident, key)
-            if n < min(ident.count("."), key.count(".")) + 1:
-                continue  # neither is a suffix of the other
-            if n > best_n:
-                best, best_n = [key], n
-            elif n == best_n:
-                best.append(key)
-        if len(best) == 1:
-            out[raw] = best[0]
+        name, params = _split_key(case_key(raw))
+        for wanted in dict.fromkeys((params, "")):
+            found = _match_one(name, wanted, keyset, by_last)
+            if found is not None:
+                out[raw] = found
+                break
     return out
+
+
+def _match_one(
+    name: str, params: str, keyset: set[str], by_last: Mapping[tuple[str, str], list[str]]
+) -> str | None:
+    if name + params in keyset:
+        return name + params
+    best: list[str] = []
+    best_n = 0
+    for key in by_last.get((name.rsplit(".", 1)[-1], params), []):
+        other = _split_key(key)[0]
+        n = _dotted_suffix(name, other)
+        if n < min(name.count("."), other.count(".")) + 1:
+            continue  # neither is a suffix of the other
+        if n > best_n:
+            best, best_n = [key], n
+        elif n == best_n:
+            best.append(key)
+    return best[0] if len(best) == 1 else None
 
 
 def ochiai(
@@ -493,8 +579,9 @@ def ochiai(
     ``failed_cov / sqrt(total_failed * (failed_cov + passed_cov))``.
 
     ``coverage`` maps test keys to covered (path, line); ``failed``/``passed`` hold JUnit
-    node ids or keys (see :func:`canonical_test_id`). Parametrised cases share one coverage
-    context: each case counts as a test, and a context that any failing case maps to is
+    node ids or keys (see :func:`case_key`). Each case of a parametrised test has its own
+    context; where contexts are per function (coverage.py's ``test_function``), the cases
+    share one: each case counts as a test, and a context that any failing case maps to is
     not counted as passing (its coverage is the union of all its cases).
     """
     total_failed = len(failed)
@@ -578,7 +665,7 @@ def read_coverage(
     max_bytes: int = MAX_COVERAGE_BYTES,
 ) -> dict[str, set[tuple[str, int]]]:
     """Per-test line coverage from a coverage.py data file recorded with
-    :data:`COVERAGE_RC`: test key (see :func:`canonical_test_id`) -> covered (repo path, line).
+    :data:`COVERAGE_RC`: test key (see :func:`case_key`) -> covered (repo path, line).
 
     Paths are made repository-relative: relative ones (``relative_files``) as they are,
     absolute ones when under ``root`` (the checkout) or ``sandbox_root``. Paths that
@@ -598,14 +685,20 @@ def read_coverage(
     test_modules: list[str] = []
     for file_id, raw in files.items():
         rel = _to_repo(raw, roots)
-        if rel is None or not rel.endswith(".py"):
-            continue
+        if rel is None or not rel.endswith(".py") or rel.startswith(KAIZEN_FILES):
+            continue  # outside the repository, or Kaizen's own plugins in the copy
         repo_files[file_id] = rel
         if is_test_path(rel) or _looks_like_test_module(rel):
             module = rel[:-3].replace("/", ".")
             test_modules.append(module.removesuffix(".__init__"))
 
-    keys = {cid: _context_key(ctx, test_modules) for cid, ctx in contexts.items() if ctx}
+    keys = {
+        cid: case_key(ctx.removeprefix(CONTEXT_PREFIX))
+        if ctx.startswith(CONTEXT_PREFIX)
+        else _context_key(ctx, test_modules)
+        for cid, ctx in contexts.items()
+        if ctx and ctx != CONTEXT_PREFIX
+    }
     out: dict[str, set[tuple[str, int]]] = defaultdict(set)
     for file_id, context_id, numbers in lines:
         key = keys.get(context_id)
