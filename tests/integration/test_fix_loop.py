@@ -496,3 +496,84 @@ def test_the_failing_tests_an_issue_names_are_the_targets(sandbox: Sandbox, chec
     assert result.fixed, result.message
     assert result.other_failed == ["tests/test_legacy.py::test_legacy_format"]
     assert all("test_pricing" in t for t in result.baseline_failed)
+
+
+SHORT_HELP = '''\
+def short_help(help, max_length=45):
+    """The first sentence of ``help``, or as much of it as fits with "..."."""
+    words = help.split()
+    if not words:
+        return ""
+    total = 0
+    last = len(words) - 1
+    for i, word in enumerate(words):
+        total += len(word) + (i > 0)
+        if total > max_length:  # too long, truncate
+            break
+        if word[0] == ".":  # sentence end, truncate without "..."
+            return " ".join(words[: i + 1])
+        if total == max_length and i != last:
+            break  # not at a sentence end, truncate with "..."
+    else:
+        return " ".join(words)  # no truncation needed
+    total += len("...")
+    while i > 0:
+        total -= len(words[i]) + (i > 0)
+        if total <= max_length:
+            break
+        i -= 1
+    return " ".join(words[:i]) + "..."
+'''
+
+SHORT_HELP_TESTS = """\
+import pytest
+
+from helptext import short_help
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("", ""),
+        ("Hello world.", "Hello world."),
+        ("Hello world. More to say here.", "Hello world."),
+        (
+            "A sentence that is much too long to be shown whole in a list.",
+            "A sentence that is much too long to be...",
+        ),
+        ("Short one", "Short one"),
+        (
+            "Exactly forty-five characters long right here ok",
+            "Exactly forty-five characters long right...",
+        ),
+        ("Two words. " + "x" * 60, "Two words."),
+    ],
+)
+def test_short_help(text, want):
+    assert short_help(text) == want
+
+
+def test_short_help_limit():
+    assert short_help("one two three four", max_length=9) == "one..."
+"""
+
+
+def test_a_wrong_condition_in_one_parametrised_case_is_found_by_its_comment(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """Each parametrised case has its own coverage, and the issue's words meet the
+    condition's comment ("sentence end"): the broken condition is tried among the first,
+    not after the truncation code the failing cases ran."""
+    repo = tmp_path / "help"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "helptext.py").write_text(SHORT_HELP)
+    (repo / "tests" / "test_helptext.py").write_text(SHORT_HELP_TESTS)
+    (repo / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    issue = (
+        "Short help no longer stops at the end of the first sentence: 'Hello world. More "
+        "to say here.' shows 'Hello world. More to say...' instead of 'Hello world.'"
+    )
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=12))
+    result = loop.run(repo="octo-org/help", issue_id="21", issue_text=issue, checkout=repo)
+    assert result.fixed, result.message
+    assert '+        if word[-1] == ".":' in result.patch

@@ -43,6 +43,7 @@ host - only in the sandbox's Python).
 from __future__ import annotations
 
 import ast
+import io
 import math
 import os
 import posixpath
@@ -51,6 +52,7 @@ import shutil
 import sqlite3
 import stat
 import tempfile
+import tokenize
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -65,6 +67,7 @@ WHY_SYMBOL = "symbol named in the issue"
 WHY_FILE = "file named in the issue"
 WHY_FAILURE = "failing test traceback"
 WHY_OCHIAI = "ochiai"
+WHY_COMMENT = "comment shares words with the issue"
 
 # Kind -> weight after per-source normalisation: where a test or the issue's traceback
 # says the error happened counts most; a file merely named counts least.
@@ -74,6 +77,7 @@ KIND_WEIGHTS: dict[str, float] = {
     WHY_LINE: 2.5,
     WHY_OCHIAI: 2.0,
     WHY_SYMBOL: 1.0,
+    WHY_COMMENT: 1.0,
     WHY_FILE: 0.5,
 }
 OTHER_WEIGHT = 1.0
@@ -401,6 +405,82 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
                 add(path, line, f"{WHY_SYMBOL}: {name}", score)
 
     return _sorted(Suspect(p, ln, s, why) for (p, ln, why), s in scores.items())
+
+
+_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])")
+_STOP_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        """a an and are as at be been but by can could did does doing done for from had has
+        have how if in into is it its may might more most much must no nor not now of on once
+        only or other our out over own same she should so some such than that the their them
+        then there these they this those through too under until up very was we were what
+        when where which while who whom why will with would you your any all also after again
+        before being both each few here just like make made new one get got instead since
+        still even last use used uses see note todo fixme xxx""",
+    )
+)
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of prose (``maxLength`` split), without stop words and very short
+    words."""
+    return {w.lower() for w in _WORD.findall(text) if len(w) >= 3 and w.lower() not in _STOP_WORDS}
+
+
+def _comments(source: str) -> dict[int, str]:
+    """Each line's comment (``#`` to the end, outside strings), by line number."""
+    found: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = token.string
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass  # the comments read so far
+    return found
+
+
+def from_issue_comments(
+    text: str, files: Mapping[str, str], lines: Iterable[tuple[str, int]]
+) -> list[Suspect]:
+    """Which of ``lines`` (suspects other evidence found) carry a comment sharing words
+    with the issue, a word scoring more the fewer of those comments hold it.
+
+    Why: spectra cannot tell a wrong condition from the code it wrongly lets run. In
+    click's ``make_default_short_help`` with ``word[-1] == "."`` broken to ``word[0]``,
+    the failing cases run the truncation code that passing ones skip, and that code
+    outscores the condition (position 102 in the repair plan); the issue ("no longer stops
+    at the end of the first sentence") and the line's comment ("sentence end, truncate
+    without ...") say where to look. Only comments: identifiers that share the issue's
+    words are everywhere (an issue about pages, a paginator's every line), and scoring
+    them moved fix-corpus bugs out of the first tier of the plan. Only lines other
+    evidence already names are scored, so a comment never brings in a line on its own.
+    """
+    wanted = _words(text)
+    if not wanted:
+        return []
+    by_file: dict[str, list[int]] = defaultdict(list)
+    for path, line in set(lines):
+        by_file[path].append(line)
+    words_of: dict[tuple[str, int], set[str]] = {}
+    for path, numbers in by_file.items():
+        source = files.get(path)
+        if source is None:
+            continue
+        comments = _comments(source)
+        for line in numbers:
+            words_of[(path, line)] = _words(comments.get(line, "")) & wanted
+    counts: dict[str, int] = defaultdict(int)
+    for found in words_of.values():
+        for word in found:
+            counts[word] += 1
+    total = len(words_of)
+    out = []
+    for (path, line), found in words_of.items():
+        if found:
+            score = sum(math.log(1 + total / counts[w]) for w in found)
+            out.append(Suspect(path, line, score, f"{WHY_COMMENT}: {', '.join(sorted(found))}"))
+    return _sorted(out)
 
 
 def _symbol_names(text: str) -> list[tuple[str, bool]]:

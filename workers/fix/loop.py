@@ -617,6 +617,8 @@ class FixLoop:
                 sources.append(localize.ochiai(spectrum, baseline.failed, baseline.passed))
             except Exception as exc:  # coverage is a help, not a requirement
                 log.info("coverage data unreadable", extra={"error": str(exc)})
+        named = [(s.path, s.line) for source in sources for s in source]
+        sources.append(localize.from_issue_comments(issue_text, files, named))
         return localize.rank(*sources, limit=MAX_SUSPECTS * 3)
 
     def _recall(
