@@ -498,6 +498,27 @@ def test_the_failing_tests_an_issue_names_are_the_targets(sandbox: Sandbox, chec
     assert all("test_pricing" in t for t in result.baseline_failed)
 
 
+def test_the_failing_tests_named_after_the_code_an_issue_names_are_the_targets(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    """No test named, but the issue is about `subtotal`: test_subtotal is the target, and
+    a test that failed before for its own reasons is left as it was (attrs 24.2.0 has one
+    on Python 3.11)."""
+    (checkout / "tests" / "test_legacy.py").write_text(
+        "def test_legacy_format():\n    assert 'v1' == 'v2'\n"
+    )
+    pricing = checkout / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text().replace("sum(price * quantity", "sum(price + quantity"))
+    issue = "`subtotal([(2.5, 2), (1, 3)])` gives 8.5; it should be 8.0."
+    result = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30)).run(
+        repo="octo-org/shop", issue_id="30", issue_text=issue, checkout=checkout
+    )
+    assert result.fixed, result.message
+    assert "sum(price * quantity" in result.patch
+    assert "tests/test_pricing.py::test_subtotal" in result.baseline_failed
+    assert "tests/test_legacy.py::test_legacy_format" in result.other_failed
+
+
 SHORT_HELP = '''\
 def short_help(help, max_length=45):
     """The first sentence of ``help``, or as much of it as fits with "..."."""

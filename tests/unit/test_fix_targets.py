@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from workers.fix.targets import named_in, short_name
+import pytest
+
+from workers.fix.targets import named_in, short_name, targets_of_named_code
 
 FAILING = [
     "tests/test_pricing.py::test_total_with_discount",
@@ -29,3 +31,46 @@ def test_a_test_name_counts_as_a_whole_word_only() -> None:
 
 def test_an_issue_that_names_no_test_names_none() -> None:
     assert named_in("total_price([(10, 2)], 0.1) gives 22.0", FAILING) == set()
+
+
+ATTRS_FAILING = [
+    "tests/test_converters.py::TestPipe::test_wrapped_annotation",  # fails whatever the code
+    "tests/test_validators.py::TestMaxLen::test_check_valid[spam]",
+    "tests/test_validators.py::TestMaxLen::test_check_valid[value4]",
+]
+
+
+def test_the_failing_tests_named_after_the_code_the_issue_names_are_its_targets() -> None:
+    issue = "`attrs.validators.max_len(4)` raises for 'spam':\nValueError: Length of 'x' ..."
+    found, names = targets_of_named_code(issue, ATTRS_FAILING)
+    assert found == set(ATTRS_FAILING[1:])
+    assert names == ["maxlen"]
+
+
+@pytest.mark.parametrize(
+    ("issue", "nodeid"),
+    [
+        ("max_len rejects exactly the maximum", "tests/t.py::test_max_len"),
+        ("max_len rejects exactly the maximum", "tests/t.py::test_max_len_of_bytes[b]"),
+        ("`MaxLen` is wrong", "tests/t.py::TestMaxLen::test_ok"),
+        ("calling make_default_short_help()", "tests/t.py::test_make_default_short_help[x]"),
+        ("pkg.utils.slugify gives 'a-'", "tests/t.py::test_slugify_unicode"),
+        ("`slugify` gives 'a-'", "tests/t.py::test_slugify"),
+    ],
+)
+def test_code_names_match_test_names_case_and_underscores_aside(issue: str, nodeid: str) -> None:
+    assert targets_of_named_code(issue, [nodeid, "tests/t.py::test_other"])[0] == {nodeid}
+
+
+@pytest.mark.parametrize(
+    "issue",
+    [
+        "the total is wrong for big carts",  # no code named
+        "`add` is wrong",  # too short to tell
+        "it raises ValueError and prints a KeyError",  # builtins: the error, not the subject
+        "max_len rejects the maximum",  # a test only containing the name, not named for it
+    ],
+)
+def test_nothing_is_chosen_without_a_test_named_for_named_code(issue: str) -> None:
+    failing = ["tests/t.py::test_add", "tests/t.py::test_value_error", "tests/t.py::test_a_max_len"]
+    assert targets_of_named_code(issue, failing)[0] == set()

@@ -57,7 +57,7 @@ from workers.fix.environment import describe, environment_failures, repository_m
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS
 from workers.fix.planning import rank_in_tiers
-from workers.fix.targets import named_in
+from workers.fix.targets import named_in, targets_of_named_code
 from workers.fix.testcmd import TestCommand, detect_test_command, src_layout
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
@@ -448,12 +448,18 @@ class FixLoop:
                 baseline_passed=len(baseline.passed),
             )
         named = named_in(issue_text, baseline.failed)
+        how = f"The issue names {len(named)} of the {len(baseline.failed)} failing tests"
+        if not named:
+            named, code = targets_of_named_code(issue_text, baseline.failed)
+            how = (
+                f"{len(named)} of the {len(baseline.failed)} failing tests are named after "
+                f"what the issue is about ({', '.join(code)})"
+            )
         others = sorted(baseline.failed - named) if named else []
         if others:
             self.progress(
-                f"The issue names {len(named)} of the {len(baseline.failed)} failing tests: "
-                f"those are the targets; the other {len(others)} failed before and are left "
-                "as they are."
+                f"{how}: those are the targets; the other {len(others)} failed before and "
+                "are left as they are."
             )
             baseline = baseline.without(others)
         error_class = error_class_of(baseline)

@@ -7,10 +7,18 @@ of the failing tests - people paste pytest's ``FAILED tests/x.py::test_y`` lines
 test's name - those are the targets, and the other failing tests are left as they were:
 not targets, and not counted as broken since they failed before. When it names none,
 every failing test stays a target.
+
+When it names no test but names code (``max_len``, ``attrs.validators.max_len()``,
+``make_default_short_help``), the failing tests *of* that code are the targets: tests
+named after it (``test_max_len``, ``test_max_len_of_bytes``, ``TestMaxLen::test_check``,
+case and underscores aside). attrs 24.2.0's own suite has a test that fails on Python
+3.11 whatever the code does; an issue about ``max_len`` could not be fixed there before.
+If no failing test is named after the code, every failing test stays a target.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterable
 
@@ -18,6 +26,66 @@ from collections.abc import Iterable
 def short_name(nodeid: str) -> str:
     """``tests/x.py::TestK::test_y[1-2]`` -> ``test_y``."""
     return nodeid.rsplit("::", 1)[-1].split("[", 1)[0]
+
+
+# Names written as code: with an underscore or a dot inside, followed by "(", in
+# backticks, or CamelCase (``MaxLen``); their last dotted part is what tests are named for.
+_CODE_NAME = re.compile(
+    r"`([A-Za-z_][\w.]*)(?:\(\))?`"
+    r"|\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b"
+    r"|\b([A-Za-z]\w*_\w+)\b"
+    r"|\b([A-Za-z_]\w*)\("
+    r"|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b"
+)
+MIN_NAME = 4  # characters, once case and underscores are dropped: "add" names too much
+# ValueError, KeyError, print: named in error messages, not what the issue is about
+_BUILTIN_NAMES = frozenset(name.replace("_", "").lower() for name in dir(builtins))
+
+
+def _folded(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def code_names(issue_text: str) -> set[str]:
+    """The names of code the issue writes as code, folded (case and underscores aside)."""
+    found = set()
+    for match in _CODE_NAME.finditer(issue_text):
+        name = next(g for g in match.groups() if g).rsplit(".", 1)[-1]
+        folded = _folded(name)
+        if len(folded) >= MIN_NAME and folded not in _BUILTIN_NAMES:
+            found.add(folded)
+    return found
+
+
+def _subjects(nodeid: str) -> list[str]:
+    """What a test is named for, each a run of its name's words from the start, folded:
+    ``TestMaxLen::test_check_valid`` → ``maxlen``, ``check``, ``checkvalid``;
+    ``test_max_len_bytes`` → ``max``, ``maxlen``, ``maxlenbytes``."""
+    parts = nodeid.split("::")[1:] or [nodeid]
+    out = []
+    for part in parts:
+        part = part.split("[", 1)[0]
+        if part.startswith("Test"):
+            out.append(_folded(part[4:]))
+        elif part.startswith("test"):
+            words = [w for w in part[4:].split("_") if w]
+            out += [_folded("".join(words[: i + 1])) for i in range(len(words))]
+    return [s for s in out if s]
+
+
+def targets_of_named_code(issue_text: str, failing: Iterable[str]) -> tuple[set[str], list[str]]:
+    """The failing tests named after code the issue names, and those names (folded)."""
+    names = code_names(issue_text)
+    if not names:
+        return set(), []
+    found: set[str] = set()
+    used: set[str] = set()
+    for nodeid in failing:
+        hits = names.intersection(_subjects(nodeid))
+        if hits:
+            found.add(nodeid)
+            used |= hits
+    return found, sorted(used)
 
 
 def named_in(issue_text: str, failing: Iterable[str]) -> set[str]:
