@@ -508,15 +508,68 @@ def test_the_failing_tests_named_after_the_code_an_issue_names_are_the_targets(
         "def test_legacy_format():\n    assert 'v1' == 'v2'\n"
     )
     pricing = checkout / "shop" / "pricing.py"
-    pricing.write_text(pricing.read_text().replace("sum(price * quantity", "sum(price + quantity"))
+    source = pricing.read_text().replace("amount + amount * discount", "amount - amount * discount")
+    pricing.write_text(source.replace("sum(price * quantity", "sum(price + quantity"))
     issue = "`subtotal([(2.5, 2), (1, 3)])` gives 8.5; it should be 8.0."
     result = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30)).run(
         repo="octo-org/shop", issue_id="30", issue_text=issue, checkout=checkout
     )
     assert result.fixed, result.message
     assert "sum(price * quantity" in result.patch
-    assert "tests/test_pricing.py::test_subtotal" in result.baseline_failed
-    assert "tests/test_legacy.py::test_legacy_format" in result.other_failed
+    # the total tests ran subtotal and failed with it: fixed too, and listed as before
+    assert result.baseline_failed == [
+        "tests/test_pricing.py::test_subtotal",
+        "tests/test_pricing.py::test_total_with_discount",
+        "tests/test_pricing.py::test_total_without_discount",
+    ]
+    assert result.other_failed == ["tests/test_legacy.py::test_legacy_format"]
+
+
+def test_a_patch_that_passes_the_named_tests_but_not_the_others_of_the_same_code_is_no_fix(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    """The issue is about `subtotal`, so test_subtotal is the target; the total tests fail
+    too because they run subtotal. A patch that makes test_subtotal pass by returning its
+    number leaves them failing, and as they run the changed line it is not a fix."""
+    pricing = checkout / "shop" / "pricing.py"
+    source = pricing.read_text().replace("amount + amount * discount", "amount - amount * discount")
+    pricing.write_text(source.replace("sum(price * quantity", "sum(price + quantity"))
+    with FakeOpenAI(api_key="k") as llm:
+        llm.script(
+            action(
+                "edit",
+                path="shop/pricing.py",
+                search="return sum(price + quantity for price, quantity in items)",
+                replace="return 8.0",
+            ),
+            action("finish", explanation="return the expected value"),
+            {"content": {"reflection": "Returning 8.0 fixed one test only."}},
+            action(
+                "edit",
+                path="shop/pricing.py",
+                search="price + quantity",
+                replace="price * quantity",
+            ),
+            action("finish", explanation="multiply"),
+        )
+        chat = OpenAIChat(base_url=llm.base_url, api_key="k", model="fake-gpt", max_retries=0)
+        loop = FixLoop(
+            sandbox=sandbox,
+            memory=None,
+            llm=LlmFixPolicy(chat, None),
+            budget=FixBudget(max_attempts=2, max_sandbox_runs=10),
+        )
+        issue = "`subtotal([(2.5, 2), (1, 3)])` gives 8.5; it should be 8.0."
+        result = loop.run(repo="octo-org/shop", issue_id="31", issue_text=issue, checkout=checkout)
+    assert [a.success for a in result.attempts] == [False, True]
+    assert result.fixed and "price * quantity" in result.patch
+    # the total tests failed before and pass now: the PR lists them with the others
+    assert result.baseline_failed == [
+        "tests/test_pricing.py::test_subtotal",
+        "tests/test_pricing.py::test_total_with_discount",
+        "tests/test_pricing.py::test_total_without_discount",
+    ]
+    assert result.other_failed == []
 
 
 SHORT_HELP = '''\

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workers.fix.targets import named_in, short_name, targets_of_named_code
+from workers.fix.targets import left_unfixed, named_in, short_name, targets_of_named_code
+from workers.fix.types import Patch
 
 FAILING = [
     "tests/test_pricing.py::test_total_with_discount",
@@ -74,3 +75,35 @@ def test_code_names_match_test_names_case_and_underscores_aside(issue: str, node
 def test_nothing_is_chosen_without_a_test_named_for_named_code(issue: str) -> None:
     failing = ["tests/t.py::test_add", "tests/t.py::test_value_error", "tests/t.py::test_a_max_len"]
     assert targets_of_named_code(issue, failing)[0] == set()
+
+
+SPECTRUM = {
+    "tests.test_calc.test_total": {("calc.py", 3), ("calc.py", 7)},
+    "tests.test_legacy.test_format[v1]": {("legacy.py", 2)},
+}
+
+
+def test_a_set_aside_test_that_runs_the_changed_line_is_left_unfixed() -> None:
+    still = ["tests/test_calc.py::test_total", "tests/test_legacy.py::test_format[v1]"]
+    assert left_unfixed(still, [("calc.py", 7)], SPECTRUM) == {still[0]}
+    assert left_unfixed(still, [("calc.py", 9)], SPECTRUM) == set()
+    # no coverage of its own: it cannot be shown not to run the change
+    assert left_unfixed(["tests/test_new.py::test_x"], [("calc.py", 9)], SPECTRUM) == {
+        "tests/test_new.py::test_x"
+    }
+
+
+@pytest.mark.parametrize(
+    ("after", "lines"),
+    [
+        ("a\nB\nc\nd\n", [2]),  # one line replaced
+        ("a\nc\nd\n", [2]),  # deleted
+        ("a\nb\nnew\nc\nd\n", [2, 3]),  # inserted between lines 2 and 3
+        ("new\na\nb\nc\nd\n", [1]),  # inserted before the first line
+        ("a\nb\nc\nd\nnew\n", [4]),  # appended
+        ("A\nb\nC\nd\n", [1, 3]),
+    ],
+)
+def test_the_lines_a_patch_touches(after: str, lines: list[int]) -> None:
+    patch = Patch("fix:x", "m.py", 1, "a\nb\nc\nd\n", after, "x")
+    assert patch.touched_lines() == lines

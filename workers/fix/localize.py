@@ -652,9 +652,21 @@ def _match_one(
     return best[0] if len(best) == 1 else None
 
 
-def ochiai(
-    coverage: Mapping[str, set[tuple[str, int]]], failed: set[str], passed: set[str]
-) -> list[Suspect]:
+Spectrum = Mapping[str, set[tuple[str, int]]]
+"""Per-test line coverage: test key (see :func:`case_key`) -> covered (repo path, line)."""
+
+
+def runs_any(spectrum: Spectrum, test: str, lines: Iterable[tuple[str, int]]) -> bool | None:
+    """Whether ``test`` (a node id) ran any of ``lines`` in the recorded coverage; None
+    when the coverage has no context for it."""
+    key = _match_ids([test], spectrum).get(test)
+    if key is None:
+        return None
+    covered = spectrum[key]
+    return any(line in covered for line in lines)
+
+
+def ochiai(coverage: Spectrum, failed: set[str], passed: set[str]) -> list[Suspect]:
     """Ochiai suspiciousness of every line a failing test covered:
     ``failed_cov / sqrt(total_failed * (failed_cov + passed_cov))``.
 

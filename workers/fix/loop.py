@@ -57,7 +57,7 @@ from workers.fix.environment import describe, environment_failures, repository_m
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS
 from workers.fix.planning import rank_in_tiers
-from workers.fix.targets import named_in, targets_of_named_code
+from workers.fix.targets import left_unfixed, named_in, targets_of_named_code
 from workers.fix.testcmd import TestCommand, detect_test_command, src_layout
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
@@ -447,14 +447,17 @@ class FixLoop:
                 "Add a test that shows the bug and run `/kaizen fix` again.",
                 baseline_passed=len(baseline.passed),
             )
+        spectrum = self._spectrum(baseline, checkout)
         named = named_in(issue_text, baseline.failed)
         how = f"The issue names {len(named)} of the {len(baseline.failed)} failing tests"
-        if not named:
+        guarded: list[str] = []  # set aside by name only: a fix must not leave them failing
+        if not named and spectrum is not None:  # with coverage to tell them apart by
             named, code = targets_of_named_code(issue_text, baseline.failed)
             how = (
                 f"{len(named)} of the {len(baseline.failed)} failing tests are named after "
                 f"what the issue is about ({', '.join(code)})"
             )
+            guarded = sorted(baseline.failed - named) if named else []
         others = sorted(baseline.failed - named) if named else []
         if others:
             self.progress(
@@ -466,7 +469,7 @@ class FixLoop:
         self.progress(
             f"{len(baseline.failed)} failing test(s) ({error_class}); localising the bug."
         )
-        suspects = self._localise(issue_text, baseline, files, checkout)
+        suspects = self._localise(issue_text, baseline, files, spectrum)
         skills, reflections = self._recall(repo, issue_text, error_class)
         ctx = FixContext(
             repo,
@@ -503,6 +506,7 @@ class FixLoop:
                     self._record_failed_llm(ctx, result, reflection)
                     continue
                 outcome, verdict = self._evaluate(runner, baseline, patches, quick)
+                verdict = self._whole(verdict, outcome, patches, guarded, spectrum)
                 if not verdict.success:
                     reflection = self.llm.reflect(ctx, verdict.summary())
                     ctx.reflections.append(reflection)
@@ -511,6 +515,7 @@ class FixLoop:
                 patch = item
                 assert isinstance(patch, Patch)
                 outcome, verdict = self._evaluate(runner, baseline, [patch], quick)
+                verdict = self._whole(verdict, outcome, [patch], guarded, spectrum)
                 attempt = self._remember(ctx, patch.operator, [patch], verdict, "template", None)
                 patches = [patch]
             result.attempts.append(attempt)
@@ -518,6 +523,11 @@ class FixLoop:
                 f"Attempt {len(result.attempts)} ({attempt.pattern}): {verdict.summary()}."
             )
             if verdict.success:
+                # failing tests left aside that the fix made pass were failing before it:
+                # the PR says so, and names only the ones still failing as left aside
+                now_passing = [t for t in result.other_failed if t in outcome.passed]
+                result.baseline_failed = sorted({*result.baseline_failed, *now_passing})
+                result.other_failed = [t for t in result.other_failed if t not in now_passing]
                 result.fixed = True
                 result.patches = patches
                 result.patch = "".join(p.diff() for p in patches)
@@ -536,6 +546,37 @@ class FixLoop:
         return result
 
     # -- evaluating ---------------------------------------------------------------------
+
+    def _whole(
+        self,
+        verdict: Score,
+        outcome: TestsOutcome,
+        patches: list[Patch],
+        guarded: list[str],
+        spectrum: localize.Spectrum | None,
+    ) -> Score:
+        """The verdict, unless a failing test that was set aside only for its name still
+        fails and runs a line the patch changes: then the patch fixed the named tests but
+        not the bug they share with it (both tests of one broken function), and is no
+        success. A set-aside test that never runs the changed code failed for reasons of
+        its own and may stay failing."""
+        if not verdict.success or not guarded or spectrum is None:
+            return verdict
+        touched = [(p.path, line) for p in patches for line in p.touched_lines()]
+        missed = left_unfixed(set(guarded) & outcome.failed, touched, spectrum)
+        if not missed:
+            return verdict
+        self.progress(
+            f"The named tests pass, but {len(missed)} other failing test(s) that run the "
+            "changed code still fail: not the whole fix."
+        )
+        targets = len(verdict.fixed) + len(verdict.still_failing) + len(missed)
+        return replace(
+            verdict,
+            success=False,
+            still_failing=verdict.still_failing | missed,
+            reward=round(verdict.reward - len(missed) / targets, 4),
+        )
 
     def _quick_targets(self, runner: TestRunner, baseline: TestsOutcome) -> list[str]:
         """The failing tests' node ids if running them alone is a faithful, cheaper first
@@ -610,19 +651,31 @@ class FixLoop:
 
     # -- localisation and memory ----------------------------------------------------
 
+    @staticmethod
+    def _spectrum(baseline: TestsOutcome, checkout: Path) -> localize.Spectrum | None:
+        """The baseline's per-test coverage; None without it (a custom test command, no
+        coverage.py in the sandbox, unreadable data)."""
+        if baseline.coverage_file is None:
+            return None
+        try:
+            return localize.read_coverage(baseline.coverage_file, checkout)
+        except Exception as exc:  # coverage is a help, not a requirement
+            log.info("coverage data unreadable", extra={"error": str(exc)})
+            return None
+
     def _localise(
-        self, issue_text: str, baseline: TestsOutcome, files: dict[str, str], checkout: Path
+        self,
+        issue_text: str,
+        baseline: TestsOutcome,
+        files: dict[str, str],
+        spectrum: localize.Spectrum | None,
     ) -> list[Suspect]:
         sources = [
             localize.from_issue_text(issue_text, files),
             localize.from_failures(baseline.tests, files),
         ]
-        if baseline.coverage_file is not None:
-            try:
-                spectrum = localize.read_coverage(baseline.coverage_file, checkout)
-                sources.append(localize.ochiai(spectrum, baseline.failed, baseline.passed))
-            except Exception as exc:  # coverage is a help, not a requirement
-                log.info("coverage data unreadable", extra={"error": str(exc)})
+        if spectrum is not None:
+            sources.append(localize.ochiai(spectrum, baseline.failed, baseline.passed))
         named = [(s.path, s.line) for source in sources for s in source]
         sources.append(localize.from_issue_comments(issue_text, files, named))
         return localize.rank(*sources, limit=MAX_SUSPECTS * 3)

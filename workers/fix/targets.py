@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from workers.fix.localize import Spectrum, runs_any
 
 
 def short_name(nodeid: str) -> str:
@@ -92,3 +94,11 @@ def named_in(issue_text: str, failing: Iterable[str]) -> set[str]:
     """The failing node ids the issue names: by node id, or by test name as a whole word."""
     words = set(re.findall(r"\w+", issue_text))
     return {nodeid for nodeid in failing if short_name(nodeid) in words or nodeid in issue_text}
+
+
+def left_unfixed(
+    still_failing: Iterable[str], touched: Sequence[tuple[str, int]], spectrum: Spectrum
+) -> set[str]:
+    """Of the set-aside tests that still fail with a patch, those that ran a line it
+    changes (or whose coverage is not known): tests of the bug it did not fix."""
+    return {t for t in still_failing if runs_any(spectrum, t, touched) is not False}
