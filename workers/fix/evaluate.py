@@ -69,6 +69,8 @@ class Score:
     only_targets: bool = False  # only the failing tests ran: nothing is known of the rest
     # passing tests that failed in one run of the candidate and passed when it ran again
     flaky: set[str] = field(default_factory=set)
+    # targets left failing by a success: they never run the changed code (FixLoop._enough)
+    left_failing: set[str] = field(default_factory=set)
 
     def summary(self) -> str:
         parts = [f"{len(self.fixed)} target test(s) fixed"]
@@ -78,6 +80,8 @@ class Score:
             parts.append(f"{len(self.broken)} previously passing test(s) broken")
         if self.flaky:
             parts.append(f"{len(self.flaky)} flaky test(s) passed when run again")
+        if self.left_failing:
+            parts.append(f"{len(self.left_failing)} left failing: they never run the change")
         text = ", ".join(parts)
         return f"{text} (only the failing tests were run)" if self.only_targets else text
 

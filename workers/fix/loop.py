@@ -43,7 +43,7 @@ import random
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,7 +57,7 @@ from workers.fix.environment import describe, environment_failures, repository_m
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS
 from workers.fix.planning import rank_in_tiers
-from workers.fix.targets import left_unfixed, named_in, targets_of_named_code
+from workers.fix.targets import named_in, never_run, targets_of_named_code
 from workers.fix.testcmd import TestCommand, detect_test_command, src_layout
 from workers.fix.types import Patch, Suspect
 from workers.review.secrets_scan import redact_secrets
@@ -449,22 +449,28 @@ class FixLoop:
             )
         spectrum = self._spectrum(baseline, checkout)
         named = named_in(issue_text, baseline.failed)
-        how = f"The issue names {len(named)} of the {len(baseline.failed)} failing tests"
-        guarded: list[str] = []  # set aside by name only: a fix must not leave them failing
-        if not named and spectrum is not None:  # with coverage to tell them apart by
-            named, code = targets_of_named_code(issue_text, baseline.failed)
-            how = (
-                f"{len(named)} of the {len(baseline.failed)} failing tests are named after "
-                f"what the issue is about ({', '.join(code)})"
-            )
-            guarded = sorted(baseline.failed - named) if named else []
         others = sorted(baseline.failed - named) if named else []
         if others:
             self.progress(
-                f"{how}: those are the targets; the other {len(others)} failed before and "
-                "are left as they are."
+                f"The issue names {len(named)} of the {len(baseline.failed)} failing tests: "
+                f"those are the targets; the other {len(others)} failed before and are left "
+                "as they are."
             )
             baseline = baseline.without(others)
+        # Named by the code it is about: every failing test stays a target (they help
+        # localise), but one that never runs the changed code may be left failing.
+        about: set[str] = set()
+        if not named and spectrum is not None:
+            about, code = targets_of_named_code(issue_text, baseline.failed)
+            if about and about != baseline.failed:
+                self.progress(
+                    f"{len(about)} of the {len(baseline.failed)} failing tests are named "
+                    f"after what the issue is about ({', '.join(code)}): a fix must make "
+                    "them pass; another failing test may stay failing if it never runs the "
+                    "changed code."
+                )
+            else:
+                about = set()
         error_class = error_class_of(baseline)
         self.progress(
             f"{len(baseline.failed)} failing test(s) ({error_class}); localising the bug."
@@ -505,8 +511,7 @@ class FixLoop:
                 if not patches:
                     self._record_failed_llm(ctx, result, reflection)
                     continue
-                outcome, verdict = self._evaluate(runner, baseline, patches, quick)
-                verdict = self._whole(verdict, outcome, patches, guarded, spectrum)
+                outcome, verdict = self._evaluate(runner, baseline, patches, quick, about, spectrum)
                 if not verdict.success:
                     reflection = self.llm.reflect(ctx, verdict.summary())
                     ctx.reflections.append(reflection)
@@ -514,8 +519,7 @@ class FixLoop:
             else:
                 patch = item
                 assert isinstance(patch, Patch)
-                outcome, verdict = self._evaluate(runner, baseline, [patch], quick)
-                verdict = self._whole(verdict, outcome, [patch], guarded, spectrum)
+                outcome, verdict = self._evaluate(runner, baseline, [patch], quick, about, spectrum)
                 attempt = self._remember(ctx, patch.operator, [patch], verdict, "template", None)
                 patches = [patch]
             result.attempts.append(attempt)
@@ -523,11 +527,11 @@ class FixLoop:
                 f"Attempt {len(result.attempts)} ({attempt.pattern}): {verdict.summary()}."
             )
             if verdict.success:
-                # failing tests left aside that the fix made pass were failing before it:
-                # the PR says so, and names only the ones still failing as left aside
-                now_passing = [t for t in result.other_failed if t in outcome.passed]
-                result.baseline_failed = sorted({*result.baseline_failed, *now_passing})
-                result.other_failed = [t for t in result.other_failed if t not in now_passing]
+                if verdict.left_failing:  # failed before for reasons of their own
+                    result.other_failed = sorted({*result.other_failed, *verdict.left_failing})
+                    result.baseline_failed = sorted(
+                        set(result.baseline_failed) - verdict.left_failing
+                    )
                 result.fixed = True
                 result.patches = patches
                 result.patch = "".join(p.diff() for p in patches)
@@ -547,35 +551,37 @@ class FixLoop:
 
     # -- evaluating ---------------------------------------------------------------------
 
-    def _whole(
+    def _enough(
         self,
         verdict: Score,
-        outcome: TestsOutcome,
         patches: list[Patch],
-        guarded: list[str],
+        about: Collection[str],
         spectrum: localize.Spectrum | None,
     ) -> Score:
-        """The verdict, unless a failing test that was set aside only for its name still
-        fails and runs a line the patch changes: then the patch fixed the named tests but
-        not the bug they share with it (both tests of one broken function), and is no
-        success. A set-aside test that never runs the changed code failed for reasons of
-        its own and may stay failing."""
-        if not verdict.success or not guarded or spectrum is None:
+        """The verdict, or a success when the patch fixed every failing test named after
+        what the issue is about, broke nothing, and each target it left failing never runs
+        a line it changes: those failed for reasons of their own (attrs 24.2.0 has a test
+        that fails on Python 3.11 whatever the code does). One that runs the changed code
+        shares the bug, and the patch is no whole fix."""
+        if (
+            verdict.success
+            or not about
+            or spectrum is None
+            or verdict.broken
+            or not verdict.still_failing
+            or not set(about) <= verdict.fixed
+        ):
             return verdict
         touched = [(p.path, line) for p in patches for line in p.touched_lines()]
-        missed = left_unfixed(set(guarded) & outcome.failed, touched, spectrum)
-        if not missed:
+        if not never_run(verdict.still_failing, touched, spectrum):
             return verdict
-        self.progress(
-            f"The named tests pass, but {len(missed)} other failing test(s) that run the "
-            "changed code still fail: not the whole fix."
-        )
-        targets = len(verdict.fixed) + len(verdict.still_failing) + len(missed)
+        targets = len(verdict.fixed) + len(verdict.still_failing)
         return replace(
             verdict,
-            success=False,
-            still_failing=verdict.still_failing | missed,
-            reward=round(verdict.reward - len(missed) / targets, 4),
+            success=not verdict.only_targets,
+            left_failing=set(verdict.still_failing),
+            # rewarded as a whole fix: what it left was never its to fix
+            reward=round(verdict.reward + len(verdict.still_failing) / targets, 4),
         )
 
     def _quick_targets(self, runner: TestRunner, baseline: TestsOutcome) -> list[str]:
@@ -613,16 +619,21 @@ class FixLoop:
         baseline: TestsOutcome,
         patches: list[Patch],
         quick: list[str],
+        about: Collection[str] = (),
+        spectrum: localize.Spectrum | None = None,
     ) -> tuple[TestsOutcome, Score]:
         """The candidate's outcome and verdict; with ``quick`` its failing tests run first
-        and the whole suite only if they all pass."""
+        and the whole suite only if they all pass (or all those that must, see
+        :meth:`_enough`)."""
         single = patches[0] if len(patches) == 1 else None
         if quick:
             first = runner.run(patches, select=quick)
             if not (first.ok and set(quick) <= first.passed):
-                return first, score(baseline, first, single, only_targets=True)
+                checked = score(baseline, first, single, only_targets=True)
+                if not self._enough(checked, patches, about, spectrum).left_failing:
+                    return first, checked
         outcome = runner.run(patches)
-        verdict = score(baseline, outcome, single)
+        verdict = self._enough(score(baseline, outcome, single), patches, about, spectrum)
         if not self._worth_a_second_run(verdict, runner):
             return outcome, verdict
         self.progress(
@@ -630,7 +641,7 @@ class FixLoop:
             "running the suite again to tell a flaky test from a broken one."
         )
         again = runner.run(patches)
-        second = score(baseline, again, single)
+        second = self._enough(score(baseline, again, single), patches, about, spectrum)
         if not second.success:
             return outcome, verdict
         return again, replace(second, flaky=verdict.broken)

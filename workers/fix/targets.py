@@ -96,9 +96,7 @@ def named_in(issue_text: str, failing: Iterable[str]) -> set[str]:
     return {nodeid for nodeid in failing if short_name(nodeid) in words or nodeid in issue_text}
 
 
-def left_unfixed(
-    still_failing: Iterable[str], touched: Sequence[tuple[str, int]], spectrum: Spectrum
-) -> set[str]:
-    """Of the set-aside tests that still fail with a patch, those that ran a line it
-    changes (or whose coverage is not known): tests of the bug it did not fix."""
-    return {t for t in still_failing if runs_any(spectrum, t, touched) is not False}
+def never_run(tests: Iterable[str], touched: Sequence[tuple[str, int]], spectrum: Spectrum) -> bool:
+    """Whether none of ``tests`` ran any of the ``touched`` lines in the recorded coverage
+    (a test the coverage does not know may have)."""
+    return all(runs_any(spectrum, t, touched) is False for t in tests)
