@@ -87,3 +87,28 @@ def test_a_failure_the_failing_tests_do_not_show_alone_turns_the_check_off(
         "only the failing tests were run" in a.summary for a in result.attempts
     )
     assert not result.fixed  # no patch to pricing.py makes the order-dependent test pass
+
+
+def test_the_quick_check_lets_through_a_fix_that_leaves_only_unrelated_failures(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    """On a slow suite the quick check runs the failing tests first: a candidate that
+    fixes what the issue names (`total_price`) and leaves failing only a test that never
+    runs the changed line goes on to the whole suite and is accepted there."""
+    (checkout / "tests" / "test_legacy.py").write_text(
+        "def test_legacy_format():\n    assert 'v1' == 'v2'\n"
+    )
+    (checkout / "tests" / "test_pricing.py").write_text(
+        (checkout / "tests" / "test_pricing.py")
+        .read_text()
+        .replace("def test_total_with_discount", "def test_total_price_with_discount")
+    )
+    said: list[str] = []
+    loop = quick_loop(sandbox, said, 40)
+    result = loop.run(repo="octo-org/shop", issue_id="8", issue_text=ISSUE, checkout=checkout)
+    assert result.fixed, result.message
+    assert "amount - amount * discount" in result.patch
+    assert any("each candidate runs them first" in line for line in said)
+    assert result.other_failed == ["tests/test_legacy.py::test_legacy_format"]
+    assert result.baseline_failed == ["tests/test_pricing.py::test_total_price_with_discount"]
+    assert "left failing" in result.attempts[-1].summary
