@@ -308,12 +308,25 @@ def test_a_rule_the_teams_ruff_config_ignores_is_not_posted(
     assert ("ruff:B006" in posted) is not team_ignores
 
 
+def review_of(world: World, head: str, changes: dict[str, str]) -> tuple[set[tuple[str, str]], str]:
+    """Open a PR of ``changes``, review it: (path, pattern) of each comment posted, and the
+    review's and check run's text."""
+    world.llm.on(lambda body: True, lambda body: {"content": {"findings": []}})
+    pr = world.fake.open_pull_request(REPO, head=head, changes=changes, title=head, user="alice")
+    review_pull_request(
+        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
+    )
+    _, comments = ours(world, pr["number"])
+    posted = {(c["path"], c["body"].split("`")[1]) for c in comments if "`" in c["body"]}
+    text = "\n".join(r["body"] for r in world.fake.reviews(REPO, pr["number"]))
+    return posted, text + check_run(world, pr["head"]["sha"])["output"]["summary"]
+
+
 def test_the_review_lints_for_the_repositorys_python_and_its_per_file_ignores(
     world: World,
 ) -> None:
     """A project on Python 3.8 is not told to write ``X | None``, and what its ruff config
     ignores in ``__init__.py`` files is not posted there (it is elsewhere)."""
-    world.llm.on(lambda body: True, lambda body: {"content": {"findings": []}})
     star = "from os.path import *\n"
     optional = "from typing import Optional\n\n\ndef f(a: Optional[int]) -> int:\n    return 1\n"
     changes = {
@@ -323,14 +336,7 @@ def test_the_review_lints_for_the_repositorys_python_and_its_per_file_ignores(
         "pkg/paths.py": star,
         "pkg/types.py": optional,
     }
-    pr = world.fake.open_pull_request(
-        REPO, head="py38", changes=changes, title="Package", user="alice"
-    )
-    review_pull_request(
-        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
-    )
-    _, comments = ours(world, pr["number"])
-    posted = {(c["path"], c["body"].split("`")[1]) for c in comments if "`" in c["body"]}
+    posted, _ = review_of(world, "py38", changes)
     assert ("pkg/paths.py", "ruff:F403") in posted
     assert ("pkg/__init__.py", "ruff:F403") not in posted
     assert not [p for p in posted if p[0] == "pkg/types.py" and p[1].startswith("ruff:UP")]
@@ -339,25 +345,14 @@ def test_the_review_lints_for_the_repositorys_python_and_its_per_file_ignores(
 def test_files_the_teams_linters_leave_out_are_not_linted_and_the_review_says_so(
     world: World,
 ) -> None:
-    world.llm.on(lambda body: True, lambda body: {"content": {"findings": []}})
     odd = "def f():\n    return undefined_name\n"
     changes = {
         ".pre-commit-config.yaml": "exclude: ^tests/data/\nrepos: []\n",
         "tests/data/cases/odd.py": odd,
         "src/real.py": odd,
     }
-    pr = world.fake.open_pull_request(
-        REPO, head="data-cases", changes=changes, title="Cases", user="alice"
-    )
-    review_pull_request(
-        world.gh, job(world, pr["number"]), memory=None, state=world.state, chat=world.chat
-    )
-    _, comments = ours(world, pr["number"])
-    assert {(c["path"], c["body"].split("`")[1]) for c in comments if "`" in c["body"]} == {
-        ("src/real.py", "ruff:F821")
-    }
-    text = "\n".join(r["body"] for r in world.fake.reviews(REPO, pr["number"]))
-    text += check_run(world, pr["head"]["sha"])["output"]["summary"]
+    posted, text = review_of(world, "data-cases", changes)
+    assert posted == {("src/real.py", "ruff:F821")}
     assert (
         "1 changed Python file(s) not checked by ruff: the repository's own lint configuration "
         "leaves them out (`.pre-commit-config.yaml`): `tests/data/cases/odd.py`" in text

@@ -114,16 +114,13 @@ def parse_config(table: Mapping[str, Any]) -> TeamRuffConfig:
     lint = table.get("lint")
     places = (table, lint if isinstance(lint, Mapping) else {})
     found: list[str] = []
-    for where in places:
-        for key in _KEYS:
-            values = where.get(key)
-            if isinstance(values, list):
-                found += _selectors(values)
     per_file: list[PerFileIgnore] = []
     for where in places:
+        for key in _KEYS:
+            if isinstance(values := where.get(key), list):
+                found += _selectors(values)
         for key in _PER_FILE_KEYS:
-            entries = where.get(key)
-            if isinstance(entries, Mapping):
+            if isinstance(entries := where.get(key), Mapping):
                 per_file += _per_file(entries)
     return TeamRuffConfig(
         tuple(dict.fromkeys(found))[:MAX_IGNORES], tuple(per_file[:MAX_PER_FILE_PATTERNS])
