@@ -54,7 +54,7 @@ import stat
 import tempfile
 import tokenize
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from workers.fix.types import Suspect
@@ -397,7 +397,7 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
                 add(path, line, WHY_FILE, 1.0 / len(paths))
 
     # Symbols: names written like code, matched against def/class names.
-    for name, strong in _symbol_names(text):
+    for name, strong in symbol_names(text):
         found = symbols.lookup(name)
         for path, lines, is_class, exact in found:
             score = (1.0 if exact or strong else 0.8) * (0.5 if is_class else 1.0) / len(found)
@@ -483,7 +483,7 @@ def from_issue_comments(
     return _sorted(out)
 
 
-def _symbol_names(text: str) -> list[tuple[str, bool]]:
+def symbol_names(text: str) -> list[tuple[str, bool]]:
     """Names in ``text`` that look like code, with whether they were marked as code
     (backticks or a call): ``snake_case``, ``CamelCase``, ``a.b``, `` `x` ``, ``x(``.
     A plain word (``parse``) counts only when marked."""
@@ -656,14 +656,13 @@ Spectrum = Mapping[str, set[tuple[str, int]]]
 """Per-test line coverage: test key (see :func:`case_key`) -> covered (repo path, line)."""
 
 
-def runs_any(spectrum: Spectrum, test: str, lines: Iterable[tuple[str, int]]) -> bool | None:
-    """Whether ``test`` (a node id) ran any of ``lines`` in the recorded coverage; None
-    when the coverage has no context for it."""
+def runs_in(spectrum: Spectrum, test: str, paths: Collection[str]) -> bool | None:
+    """Whether ``test`` (a node id) ran any line of the files at ``paths`` in the recorded
+    coverage; None when the coverage has no context for it."""
     key = _match_ids([test], spectrum).get(test)
     if key is None:
         return None
-    covered = spectrum[key]
-    return any(line in covered for line in lines)
+    return any(path in paths for path, _line in spectrum[key])
 
 
 def ochiai(coverage: Spectrum, failed: set[str], passed: set[str]) -> list[Suspect]:

@@ -560,9 +560,9 @@ class FixLoop:
     ) -> Score:
         """The verdict, or a success when the patch fixed every failing test named after
         what the issue is about, broke nothing, and each target it left failing never runs
-        a line it changes: those failed for reasons of their own (attrs 24.2.0 has a test
-        that fails on Python 3.11 whatever the code does). One that runs the changed code
-        shares the bug, and the patch is no whole fix."""
+        the file it changes: those failed for reasons of their own (attrs 24.2.0 has a test
+        that fails on Python 3.11 whatever the code does). One that runs that file may
+        share the bug, and the patch is then no whole fix."""
         if (
             verdict.success
             or not about
@@ -572,8 +572,7 @@ class FixLoop:
             or not set(about) <= verdict.fixed
         ):
             return verdict
-        touched = [(p.path, line) for p in patches for line in p.touched_lines()]
-        if not never_run(verdict.still_failing, touched, spectrum):
+        if not never_run(verdict.still_failing, {p.path for p in patches}, spectrum):
             return verdict
         targets = len(verdict.fixed) + len(verdict.still_failing)
         return replace(

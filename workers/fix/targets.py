@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable
 
-from workers.fix.localize import Spectrum, runs_any
+from workers.fix.localize import Spectrum, runs_in, symbol_names
 
 
 def short_name(nodeid: str) -> str:
@@ -30,15 +30,6 @@ def short_name(nodeid: str) -> str:
     return nodeid.rsplit("::", 1)[-1].split("[", 1)[0]
 
 
-# Names written as code: with an underscore or a dot inside, followed by "(", in
-# backticks, or CamelCase (``MaxLen``); their last dotted part is what tests are named for.
-_CODE_NAME = re.compile(
-    r"`([A-Za-z_][\w.]*)(?:\(\))?`"
-    r"|\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b"
-    r"|\b([A-Za-z]\w*_\w+)\b"
-    r"|\b([A-Za-z_]\w*)\("
-    r"|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b"
-)
 MIN_NAME = 4  # characters, once case and underscores are dropped: "add" names too much
 # ValueError, KeyError, print: named in error messages, not what the issue is about
 _BUILTIN_NAMES = frozenset(name.replace("_", "").lower() for name in dir(builtins))
@@ -49,11 +40,12 @@ def _folded(name: str) -> str:
 
 
 def code_names(issue_text: str) -> set[str]:
-    """The names of code the issue writes as code, folded (case and underscores aside)."""
+    """The names of code the issue writes as code (as the localiser reads them: snake_case,
+    CamelCase, dotted, in backticks, called), their last dotted part folded (case and
+    underscores aside): what tests are named for."""
     found = set()
-    for match in _CODE_NAME.finditer(issue_text):
-        name = next(g for g in match.groups() if g).rsplit(".", 1)[-1]
-        folded = _folded(name)
+    for name, _marked in symbol_names(issue_text):
+        folded = _folded(name.rsplit(".", 1)[-1])
         if len(folded) >= MIN_NAME and folded not in _BUILTIN_NAMES:
             found.add(folded)
     return found
@@ -96,7 +88,9 @@ def named_in(issue_text: str, failing: Iterable[str]) -> set[str]:
     return {nodeid for nodeid in failing if short_name(nodeid) in words or nodeid in issue_text}
 
 
-def never_run(tests: Iterable[str], touched: Sequence[tuple[str, int]], spectrum: Spectrum) -> bool:
-    """Whether none of ``tests`` ran any of the ``touched`` lines in the recorded coverage
-    (a test the coverage does not know may have)."""
-    return all(runs_any(spectrum, t, touched) is False for t in tests)
+def never_run(tests: Iterable[str], paths: Collection[str], spectrum: Spectrum) -> bool:
+    """Whether none of ``tests`` ran any line of the files at ``paths`` in the recorded
+    coverage (a test the coverage does not know may have). The whole file, not the changed
+    lines: a test of the same bug may fail before it reaches them (a branch the bug sends
+    it down), and a patch elsewhere in the file would then pass for the fix."""
+    return all(runs_in(spectrum, t, paths) is False for t in tests)

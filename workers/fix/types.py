@@ -44,19 +44,6 @@ class Patch:
             for line in lines
         )
 
-    def touched_lines(self) -> list[int]:
-        """The lines of ``before`` this patch replaces or deletes, and for an insertion
-        the lines either side of it (1-based)."""
-        old = self.before.splitlines()
-        out: set[int] = set()
-        matcher = difflib.SequenceMatcher(a=old, b=self.after.splitlines(), autojunk=False)
-        for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
-            if tag in ("replace", "delete"):
-                out.update(range(i1 + 1, i2 + 1))
-            elif tag == "insert":
-                out.update(n for n in (i1, i1 + 1) if 1 <= n <= len(old))
-        return sorted(out)
-
     @property
     def changed_lines(self) -> int:
         return sum(
