@@ -15,7 +15,6 @@ everywhere: a key in a test folder is still a leaked key.
 
 from __future__ import annotations
 
-import configparser
 import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,9 +23,9 @@ from typing import Any
 import regex
 import yaml
 
+from workers.review.repo_files import MAX_FILE_CHARS, clean_glob, load_ini
 from workers.review.ruff_team_config import ruff_config
 
-MAX_FILE_CHARS = 512_000
 MAX_PATTERNS = 200
 MAX_REGEXES = (
     20  # at most one REGEX_TIMEOUT_S each per review: a regex that times out once is dropped
@@ -129,19 +128,10 @@ def lint_excludes(file_text: Callable[[str], str | None]) -> LintExcludes:
     )
 
 
-def _clean_glob(glob: str) -> str | None:
-    glob = glob.strip().rstrip("/")
-    while glob.startswith("./"):
-        glob = glob[2:]
-    if not glob or len(glob) > MAX_PATTERN_CHARS or glob.startswith("/") or ".." in glob:
-        return None  # outside the repository, or nothing
-    return glob
-
-
 def _globs(values: object) -> list[str]:
     if not isinstance(values, list):
         return []
-    cleaned = (_clean_glob(v) for v in values[:MAX_PATTERNS] if isinstance(v, str))
+    cleaned = (clean_glob(v) for v in values[:MAX_PATTERNS] if isinstance(v, str))
     return [g for g in cleaned if g]
 
 
@@ -149,21 +139,14 @@ def _flake8_excludes(file_text: Callable[[str], str | None]) -> tuple[str, list[
     """flake8's ``exclude`` and ``extend-exclude`` (comma- or line-separated globs) from the
     first of its config files that has a ``[flake8]`` section."""
     for name in FLAKE8_FILES:
-        text = file_text(name)
-        if text is None or len(text) > MAX_FILE_CHARS:
-            continue
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            parser.read_string(text)
-        except configparser.Error:
-            continue
-        if not parser.has_section("flake8"):
+        parser = load_ini(file_text(name))
+        if parser is None or not parser.has_section("flake8"):
             continue
         globs: list[str] = []
         for key in ("exclude", "extend-exclude", "extend_exclude"):
             value = parser.get("flake8", key, fallback="")
             pieces = value.replace("\n", ",").split(",")
-            globs += [g for g in (_clean_glob(p.split("#", 1)[0]) for p in pieces) if g]
+            globs += [g for g in (clean_glob(p.split("#", 1)[0]) for p in pieces) if g]
         return (name, globs) if globs else None
     return None
 

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.repo_config import RepoConfig
 from memory.service import Memory
@@ -26,7 +26,7 @@ from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
 from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
-from workers.review.python_version import DeclaredPython, declared_python
+from workers.review.python_version import declared_python
 from workers.review.ruff_scan import run_ruff
 from workers.review.ruff_team_config import TeamRuffConfig, team_config
 from workers.review.secrets_scan import redact_secrets, scan_secrets
@@ -34,6 +34,7 @@ from workers.review.selection import Chosen, choose_findings
 from workers.review.state import ReviewState
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 ACCEPTED = ("accepted", "addressed", "partly")
@@ -76,34 +77,20 @@ class ReviewOutcome:
         }
 
 
-def _team_ruff_config(request: ReviewRequest) -> TeamRuffConfig:
-    """What the repository's own ruff config switched off; nothing when it cannot be read
-    (the findings are then posted as usual)."""
+def _from_repo(
+    request: ReviewRequest,
+    read: Callable[[Callable[[str], str | None]], T],
+    fallback: T,
+    what: str,
+) -> T:
+    """What ``read`` finds in the repository's own files (its ruff config, lint excludes,
+    Python version); ``fallback`` when they cannot be read, and the review goes on as if
+    the repository said nothing."""
     try:
-        return team_config(request.file_text)
+        return read(request.file_text)
     except Exception as exc:
-        log.warning("the repository's ruff config could not be read", extra={"error": str(exc)})
-        return TeamRuffConfig()
-
-
-def _lint_excludes(request: ReviewRequest) -> LintExcludes:
-    """The paths the repository's own linters skip; ruff's defaults alone when its configs
-    cannot be read."""
-    try:
-        return lint_excludes(request.file_text)
-    except Exception as exc:
-        log.warning("the repository's lint excludes could not be read", extra={"error": str(exc)})
-        return lint_excludes(lambda path: None)
-
-
-def _declared_python(request: ReviewRequest) -> DeclaredPython | None:
-    """The oldest Python the repository supports; None (ruff's default) when it says
-    nothing or its metadata cannot be read."""
-    try:
-        return declared_python(request.file_text)
-    except Exception as exc:
-        log.warning("the repository's Python version could not be read", extra={"error": str(exc)})
-        return None
+        log.warning(f"the repository's {what} could not be read", extra={"error": str(exc)})
+        return fallback
 
 
 def _ruff_sources(request: ReviewRequest, notes: list[str]) -> dict[str, str]:
@@ -112,7 +99,11 @@ def _ruff_sources(request: ReviewRequest, notes: list[str]) -> dict[str, str]:
     python_files = [
         e.path for e in request.diff.reviewable() if e.path.endswith(PYTHON_SUFFIXES) and e.added
     ]
-    excludes = _lint_excludes(request) if python_files else LintExcludes()
+    excludes = (
+        _from_repo(request, lint_excludes, lint_excludes(lambda path: None), "lint excludes")
+        if python_files
+        else LintExcludes()
+    )
     skipped = [path for path in python_files if excludes.excludes(path)]
     if skipped:
         where = ", ".join(f"`{s}`" for s in excludes.sources) or "ruff's default excludes"
@@ -158,9 +149,9 @@ def collect_findings(
                     diff,
                     select=config.ruff.select,
                     ignore=config.ruff.ignore,
-                    python=_declared_python(request),
+                    python=_from_repo(request, declared_python, None, "Python version"),
                 )
-                team = _team_ruff_config(request)
+                team = _from_repo(request, team_config, TeamRuffConfig(), "ruff config")
                 keep = config.ruff.select
                 findings += [f for f in found if not team.ignores_finding(f.pattern, f.path, keep)]
             except Exception as exc:

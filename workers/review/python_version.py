@@ -19,9 +19,7 @@ packages). Every file is parsed as data: TOML and INI parsers, and ``setup.py`` 
 from __future__ import annotations
 
 import ast
-import configparser
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +27,9 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from workers.review.repo_files import MAX_FILE_CHARS, load_ini, load_toml
 from workers.review.ruff_team_config import ruff_config
 
-MAX_FILE_CHARS = 512_000
 # The Python versions ruff can lint for (ruff >= 0.5 knows py37 to py313).
 OLDEST_MINOR = 7
 NEWEST_MINOR = 13
@@ -101,7 +99,7 @@ def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | 
         target = _ruff_target_version(table)
         if target is not None:
             return DeclaredPython(target, f'target-version = "py3{target}" in {name}')
-    pyproject = _toml(file_text("pyproject.toml"))
+    pyproject = load_toml(file_text("pyproject.toml")) or {}
     project = pyproject.get("project")
     if isinstance(project, Mapping):
         declared = _from_spec(project.get("requires-python"), "requires-python", "pyproject.toml")
@@ -135,15 +133,6 @@ def _from_spec(value: object, key: str, where: str) -> DeclaredPython | None:
     return DeclaredPython(minor, f"{key} = {value.strip()!r} in {where}")
 
 
-def _toml(text: str | None) -> Mapping[str, Any]:
-    if text is None or len(text) > MAX_FILE_CHARS:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
-        return {}
-
-
 def _table(document: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
     here: object = document
     for key in keys:
@@ -152,14 +141,8 @@ def _table(document: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
 
 
 def _setup_cfg(text: str | None) -> str | None:
-    if text is None or len(text) > MAX_FILE_CHARS:
-        return None
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return None
-    return parser.get("options", "python_requires", fallback=None)
+    parser = load_ini(text)
+    return None if parser is None else parser.get("options", "python_requires", fallback=None)
 
 
 def _setup_py(text: str | None) -> str | None:

@@ -21,19 +21,17 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import re
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workers.review.repo_files import clean_glob, load_toml
 from workers.review.ruff_scan import RULE_SELECTOR
 
 # Where ruff looks at the repository root, in its own order of precedence.
 CONFIG_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml")
-MAX_CONFIG_CHARS = 512_000
 MAX_IGNORES = 200
 MAX_PER_FILE_PATTERNS = 200
-MAX_GLOB_CHARS = 300
 MAX_GLOB_VARIANTS = 32
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 _KEYS = ("ignore", "extend-ignore")
@@ -85,15 +83,8 @@ def ruff_table_in(name: str, text: str) -> Mapping[str, Any] | None:
     """A config file's ruff settings; None when it is not a ruff config (a
     ``pyproject.toml`` without ``[tool.ruff]``, or not TOML at all), so the next file in
     ruff's order is looked at instead, as ruff itself would."""
-    if len(text) > MAX_CONFIG_CHARS:
-        return None
-    try:
-        document = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
-        # RecursionError: tomllib recurses per nested array, so ``a = [[[[…`` a thousand
-        # deep (4 KB, in a pull request's own pyproject.toml) would raise it
-        return None
-    return _ruff_table(name, document)
+    document = load_toml(text)
+    return None if document is None else _ruff_table(name, document)
 
 
 def ruff_config(file_text: Callable[[str], str | None]) -> tuple[str, Mapping[str, Any]] | None:
@@ -138,14 +129,12 @@ def _per_file(entries: Mapping[str, Any]) -> list[PerFileIgnore]:
         if not isinstance(values, list) or not isinstance(glob, str):
             continue
         negated = glob.startswith("!")
-        glob = glob.removeprefix("!").strip()
-        while glob.startswith("./"):
-            glob = glob[2:]
-        if not glob or len(glob) > MAX_GLOB_CHARS or glob.startswith("/") or ".." in glob:
+        cleaned = clean_glob(glob.removeprefix("!"))
+        if cleaned is None:
             continue  # outside the repository: nothing Kaizen reviews
         selectors = _selectors(values)
         if selectors:
-            found.append(PerFileIgnore(glob, tuple(selectors), negated))
+            found.append(PerFileIgnore(cleaned, tuple(selectors), negated))
     return found
 
 
