@@ -69,7 +69,7 @@ class Score:
     only_targets: bool = False  # only the failing tests ran: nothing is known of the rest
     # passing tests that failed in one run of the candidate and passed when it ran again
     flaky: set[str] = field(default_factory=set)
-    # targets left failing by a success: they never run the changed code (FixLoop._enough)
+    # targets left failing by a success: they never run the changed file (FixLoop._enough)
     left_failing: set[str] = field(default_factory=set)
 
     def summary(self) -> str:
@@ -81,7 +81,7 @@ class Score:
         if self.flaky:
             parts.append(f"{len(self.flaky)} flaky test(s) passed when run again")
         if self.left_failing:
-            parts.append(f"{len(self.left_failing)} left failing: they never run the change")
+            parts.append(f"{len(self.left_failing)} left failing: they never run the changed file")
         text = ", ".join(parts)
         return f"{text} (only the failing tests were run)" if self.only_targets else text
 
