@@ -222,12 +222,11 @@ def test_syntax_newer_than_the_project_supports_says_where_it_is_declared() -> N
 
 
 def test_a_builtin_newer_than_the_project_supports_is_its_own_pattern() -> None:
-    """Linting for 3.8, ruff calls ``EncodingWarning`` undefined, though a version check
-    may guard it: not a high "undefined name", but a medium remark that says why."""
+    """Linting for 3.8, ruff calls ``EncodingWarning`` undefined: where no version check
+    guards it, not a high "undefined name" but a medium remark that says why."""
     source = (
-        "import sys\nimport warnings\n\n\ndef f():\n"
-        "    if sys.version_info >= (3, 10):\n"
-        "        warnings.simplefilter('ignore', EncodingWarning)\n"
+        "import warnings\n\n\ndef f():\n"
+        "    warnings.simplefilter('ignore', EncodingWarning)\n"
         "    return undefined_thing\n"
     )
     changes = {"a.py": ("", source)}
@@ -237,12 +236,41 @@ def test_a_builtin_newer_than_the_project_supports_is_its_own_pattern() -> None:
     on_311 = run_ruff({"a.py": source}, diff_of(changes), python=DeclaredPython(11, "x"))
 
     assert [(f.line, f.pattern, f.severity) for f in findings] == [
-        (7, "ruff:newer-builtin", "medium"),
-        (8, "ruff:F821", "high"),
+        (5, "ruff:newer-builtin", "medium"),
+        (6, "ruff:F821", "high"),
     ]
     assert "since Python 3.10" in findings[0].message
     assert "supports 3.8 (python_requires = '>=3.8' in setup.cfg)" in findings[0].message
-    assert [(f.line, f.pattern) for f in on_311 if "UP" not in f.pattern] == [(8, "ruff:F821")]
+    assert [(f.line, f.pattern) for f in on_311 if "UP" not in f.pattern] == [(6, "ruff:F821")]
+
+
+def test_a_newer_builtin_behind_a_version_check_is_not_a_finding() -> None:
+    """pytest: ``if sys.version_info >= (3, 10): … EncodingWarning``; packaging 24.2:
+    ``if sys.version_info >= (3, 11): ExceptionGroup = ExceptionGroup`` with a fallback
+    class in the else branch. Both are how a library supports old and new Pythons."""
+    source = (
+        "import sys\nimport warnings\n\n"
+        "if sys.version_info >= (3, 11):\n"
+        "    ExceptionGroup = ExceptionGroup\n"
+        "else:\n\n"
+        "    class ExceptionGroup(Exception):\n"
+        "        pass\n\n\n"
+        "def f():\n"
+        "    if sys.version_info >= (3, 10):\n"
+        "        warnings.simplefilter('ignore', EncodingWarning)\n"
+        "    return EncodingWarning\n"
+    )
+    declared = DeclaredPython(8, "requires-python = '>=3.8' in pyproject.toml")
+
+    findings = run_ruff({"a.py": source}, diff_of({"a.py": ("", source)}), python=declared)
+
+    # only the unguarded use is left; the re-exporting self-assignment is no PLW0127 either
+    assert [(f.line, f.pattern) for f in findings] == [(15, "ruff:newer-builtin")]
+
+
+def test_a_self_assignment_of_anything_but_a_builtin_is_still_one() -> None:
+    source = "def f(x):\n    x = x\n    return x\n"
+    assert [f.pattern for f in scan({"a.py": ("", source)})] == ["ruff:PLW0127"]
 
 
 def test_a_noqa_for_another_linters_rule_is_left_alone() -> None:

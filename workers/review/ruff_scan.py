@@ -14,6 +14,7 @@ it as a GitHub suggestion, so accepting the remark is one click.
 
 from __future__ import annotations
 
+import builtins
 import importlib.util
 import json
 import os
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.findings import Finding
+from workers.review.version_guards import runs_only_where_defined
 
 if TYPE_CHECKING:
     from workers.review.python_version import DeclaredPython
@@ -175,6 +177,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Python 3.9 (syntax was added in Python 3.10)"
 _VERSION_SYNTAX = re.compile(r"\(syntax was (?:added|removed) in Python \d+\.\d+\)")
 _UNDEFINED_NAME = re.compile(r"Undefined name `(\w+)`")
+_SELF_ASSIGNED = re.compile(r"Self-assignment of variable `(\w+)`")
 # Builtins newer than the oldest Python ruff lints for, by the minor version that added
 # them: linting for 3.8, ruff calls them undefined (F821), though libraries use them
 # behind a version check (pytest: ``if sys.version_info > (3, 10): … EncodingWarning``).
@@ -348,7 +351,7 @@ def _finding(
     python: DeclaredPython | None = None,
 ) -> Finding | None:
     """One ruff diagnostic as a finding, or None when its row is not an added line."""
-    row = _row_col(item.get("location"))[0]
+    row, column = _row_col(item.get("location"))
     added = entry.added
     if row not in added:
         return None
@@ -356,6 +359,13 @@ def _finding(
     # Syntax errors have no rule code: null before ruff 0.12, "invalid-syntax" since.
     code = raw_code if _RULE_CODE.fullmatch(raw_code) else None
     message = str(item.get("message") or "").strip()
+    if code == "PLW0127" and _self_assigned_builtin(message):
+        # ``ExceptionGroup = ExceptionGroup`` binds a builtin as a module attribute (to
+        # re-export it, or beside a fallback class): not the no-op the rule assumes
+        return None
+    newer = _newer_builtin(message, python) if code == "F821" and python else None
+    if newer is not None and runs_only_where_defined(text, row, column, newer[1]):
+        return None  # a version check (or a caught NameError) keeps older Pythons out
     if code is None and _VERSION_SYNTAX.search(message):
         # valid Python, but not on every version the project supports: a bug for the
         # users of the oldest, unless the declaration is out of date
@@ -365,14 +375,14 @@ def _finding(
     elif code is None:
         pattern, severity = "ruff:syntax-error", "high"
         title = f"**Syntax error** {message}"
-    elif code == "F821" and python is not None and (newer := _newer_builtin(message, python)):
-        # a NameError on the older versions, unless a version check guards it (which ruff
-        # does not follow): a likely bug, not a certain one
+    elif newer is not None and python is not None:
+        # a NameError on the older versions, and no version check around it that this can
+        # read: a likely bug, not a certain one
         pattern, severity = "ruff:newer-builtin", "medium"
         title = (
             f"**Newer builtin** `{newer[0]}` is a builtin since Python 3.{newer[1]}, and "
             f"this repository supports {python.version} ({python.source}): there this line "
-            "raises NameError, unless a version check keeps it from running."
+            "raises NameError, unless something keeps it from running there."
         )
     else:
         pattern, severity = f"ruff:{code}", rule_severity(code)
@@ -405,6 +415,13 @@ def _finding(
         code=added[row].rstrip("\r\n"),
         suggestion=suggestion,
         start_line=start_line,
+    )
+
+
+def _self_assigned_builtin(message: str) -> bool:
+    match = _SELF_ASSIGNED.search(message)
+    return match is not None and (
+        match.group(1) in NEWER_BUILTINS or hasattr(builtins, match.group(1))
     )
 
 

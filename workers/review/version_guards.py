@@ -1,0 +1,291 @@
+"""Which Pythons a line of code can run on, as the version checks around it say.
+
+Ruff lints a file for the oldest Python the project supports and does not follow
+``sys.version_info`` branches, so a builtin added later (``ExceptionGroup``,
+``EncodingWarning``) is an "undefined name" even where the code only reaches it on a
+Python that has it::
+
+    if sys.version_info >= (3, 11):
+        ExceptionGroup = ExceptionGroup      # packaging 24.2
+    else:
+        class ExceptionGroup(Exception): ...
+
+Such code is the correct way to support both, so a remark on it is noise. This module reads
+the file (``ast``, never run) and says what the checks around a position guarantee:
+enclosing ``if``/``else`` branches and conditional expressions on ``sys.version_info``
+(also as ``version_info``, sliced, ``.minor`` or ``[1]``, negated, joined with
+``and``/``or``, or through a module-level name such as ``PY311 = sys.version_info >=
+(3, 11)``), an earlier ``if sys.version_info < (3, 11): raise/return`` in the same block,
+and a ``try`` (or ``contextlib.suppress``) that catches ``NameError``. Anything it cannot
+read guarantees nothing, so the remark stays.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Guarantee", "guarantee_at", "runs_only_where_defined"]
+
+# What an exception handler must name to catch the NameError of a missing builtin.
+_CATCHES_NAME_ERROR = frozenset({"NameError", "Exception", "BaseException"})
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """What holds wherever a position runs: the oldest Python 3 minor version it can run
+    on (``None``: no check says), and whether a ``NameError`` there is caught."""
+
+    minor: int | None = None
+    name_error_caught: bool = False
+
+    def at_least(self, minor: int | None) -> Guarantee:
+        if minor is None or (self.minor is not None and self.minor >= minor):
+            return self
+        return Guarantee(minor, self.name_error_caught)
+
+    def catching(self) -> Guarantee:
+        return Guarantee(self.minor, True)
+
+
+def runs_only_where_defined(source: str, row: int, column: int, added_minor: int) -> bool:
+    """Whether the name at ``row``/``column`` (1-based, ruff's character column), a builtin
+    since Python 3.``added_minor``, never raises ``NameError``: the checks around it keep
+    it from running on older versions, or a ``NameError`` there is caught."""
+    found = guarantee_at(source, row, column)
+    return found.name_error_caught or (found.minor is not None and found.minor >= added_minor)
+
+
+def guarantee_at(source: str, row: int, column: int) -> Guarantee:
+    """The :class:`Guarantee` at ``row``/``column`` (1-based; the column counts characters,
+    as ruff's does). A file that does not parse guarantees nothing."""
+    read = _read(source)
+    lines = source.splitlines()
+    if read is None or not 1 <= row <= len(lines):
+        return Guarantee()
+    tree, reader = read
+    offset = len(lines[row - 1][: max(0, column - 1)].encode("utf-8"))
+    return reader.node(tree, (row, offset), Guarantee())
+
+
+Point = tuple[int, int]  # (row, UTF-8 byte offset in the row), as ast positions are
+# (minor guaranteed when a test is true, minor guaranteed when it is false)
+Sense = tuple[int | None, int | None]
+_NOTHING: Sense = (None, None)
+_MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+
+
+@functools.lru_cache(maxsize=16)  # ruff reports several names per file
+def _read(source: str) -> tuple[ast.Module, _Reader] | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    # ``version_info`` imported from sys; names bound once, at module level, to a check
+    aliases = {
+        a.asname or a.name
+        for stmt in tree.body
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "sys"
+        for a in stmt.names
+        if a.name == "version_info"
+    }
+    reader = _Reader({}, aliases)
+    bound = collections.Counter(
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    )
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name) and bound[target.id] == 1:
+                sense = reader.sense(stmt.value)
+                if sense != _NOTHING:
+                    reader.names[target.id] = sense
+    return tree, reader
+
+
+def _contains(node: ast.AST, point: Point) -> bool:
+    start = (getattr(node, "lineno", None), getattr(node, "col_offset", None))
+    end = (getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
+    if None in start or None in end:
+        return False
+    return start <= point < end  # type: ignore[operator]
+
+
+class _Reader:
+    """Reads version checks in one file: ``names`` are its module-level check names,
+    ``aliases`` what it calls ``sys.version_info`` when imported from ``sys``."""
+
+    def __init__(self, names: dict[str, Sense], aliases: set[str]) -> None:
+        self.names = names
+        self.aliases = aliases
+
+    # -- what a test says
+
+    def _version_info(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Attribute):
+            return (
+                node.attr == "version_info"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "sys"
+            )
+        if isinstance(node, ast.Name):
+            return node.id in self.aliases
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            s = node.slice
+            lower_ok = s.lower is None or _int(s.lower) == 0
+            upper = _int(s.upper) if s.upper is not None else None
+            return (
+                s.step is None and lower_ok and upper in (2, 3) and self._version_info(node.value)
+            )
+        return False
+
+    def _minor_field(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Attribute) and node.attr == "minor":
+            return self._version_info(node.value)
+        if isinstance(node, ast.Subscript) and _int(node.slice) == 1:
+            return self._version_info(node.value)
+        return False
+
+    def _compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr) -> Sense:
+        if not self._version_info(left) and not self._minor_field(left):
+            mirrored = _MIRROR.get(type(op))
+            if mirrored is None or not (self._version_info(right) or self._minor_field(right)):
+                return _NOTHING
+            return self._compare(right, mirrored(), left)
+        if self._version_info(left):
+            version = _int_tuple(right)
+            if version is None or len(version) < 2 or version[0] != 3:
+                return _NOTHING
+            minor = version[1]
+            # version_info is (3, minor, micro, ...), so ``> (3, 10)`` holds on 3.10.0
+            if isinstance(op, ast.GtE | ast.Gt):
+                return (minor, None)
+            if isinstance(op, ast.Lt | ast.LtE):
+                return (None, minor)
+            return _NOTHING
+        number = _int(right)
+        if number is None:
+            return _NOTHING
+        return {
+            ast.GtE: (number, None),
+            ast.Gt: (number + 1, None),
+            ast.Lt: (None, number),
+            ast.LtE: (None, number + 1),
+        }.get(type(op), _NOTHING)
+
+    def sense(self, test: ast.expr) -> Sense:
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            return self._compare(test.left, test.ops[0], test.comparators[0])
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            true, false = self.sense(test.operand)
+            return (false, true)
+        if isinstance(test, ast.Name):
+            return self.names.get(test.id, _NOTHING)
+        if isinstance(test, ast.BoolOp):
+            parts = [self.sense(v) for v in test.values]
+            if isinstance(test.op, ast.And):  # true: all hold; false: any may fail
+                return (_highest([p[0] for p in parts]), _lowest([p[1] for p in parts]))
+            return (_lowest([p[0] for p in parts]), _highest([p[1] for p in parts]))
+        return _NOTHING
+
+    # -- what holds at a point
+
+    def node(self, node: ast.AST, point: Point, held: Guarantee) -> Guarantee:
+        branches: list[tuple[ast.AST | list[ast.stmt], Guarantee]] = []
+        if isinstance(node, ast.If | ast.IfExp):
+            true, false = self.sense(node.test)
+            branches = [(node.body, held.at_least(true)), (node.orelse, held.at_least(false))]
+        elif isinstance(node, ast.Try | ast.TryStar):
+            if any(_catches(h) for h in node.handlers):
+                branches = [(node.body, held.catching())]
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            if any(_suppresses(i) for i in node.items):
+                branches = [(node.body, held.catching())]
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            # ``sys.version_info >= (3, 11) and isinstance(e, ExceptionGroup)``
+            for i, value in enumerate(node.values):
+                if _contains(value, point):
+                    before = _highest([self.sense(v)[0] for v in node.values[:i]])
+                    return self.node(value, point, held.at_least(before))
+        for part, guarded in branches:
+            if _inside(part, point):
+                return self.field(part, point, guarded)
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list | ast.AST) and _inside(value, point):
+                return self.field(value, point, held)
+        return held
+
+    def field(self, value: ast.AST | Sequence[ast.AST], point: Point, held: Guarantee) -> Guarantee:
+        items = [value] if isinstance(value, ast.AST) else value
+        for item in items:
+            if _contains(item, point):
+                return self.node(item, point, held)
+            # ``if sys.version_info < (3, 11): raise ...`` before it in the same block
+            if isinstance(item, ast.If) and not item.orelse and isinstance(item.body[-1], _EXITS):
+                held = held.at_least(self.sense(item.test)[1])
+        return held
+
+
+def _inside(nodes: ast.AST | Sequence[ast.AST], point: Point) -> bool:
+    if isinstance(nodes, ast.AST):
+        return _contains(nodes, point)
+    return any(isinstance(n, ast.AST) and _contains(n, point) for n in nodes)
+
+
+def _int(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _int_tuple(node: ast.expr) -> tuple[int, ...] | None:
+    if not isinstance(node, ast.Tuple):
+        return None
+    values = [_int(e) for e in node.elts]
+    return None if None in values else tuple(v for v in values if v is not None)
+
+
+def _highest(values: list[int | None]) -> int | None:
+    """The most any of the parts guarantees (all of them hold)."""
+    found = [v for v in values if v is not None]
+    return max(found) if found else None
+
+
+def _lowest(values: list[int | None]) -> int | None:
+    """What holds whichever part holds: nothing, unless every part guarantees something."""
+    if not values or any(v is None for v in values):
+        return None
+    return min(v for v in values if v is not None)
+
+
+def _names(node: ast.expr | None) -> set[str]:
+    if node is None:
+        return {"BaseException"}  # a bare ``except:``
+    if isinstance(node, ast.Tuple):
+        return set().union(*(_names(e) for e in node.elts))
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return {node.attr} if node.value.id == "builtins" else set()
+    return set()
+
+
+def _catches(handler: ast.ExceptHandler) -> bool:
+    return bool(_names(handler.type) & _CATCHES_NAME_ERROR)
+
+
+def _suppresses(item: ast.withitem) -> bool:
+    call = item.context_expr
+    if not isinstance(call, ast.Call):
+        return False
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name == "suppress" and any(_names(a) & _CATCHES_NAME_ERROR for a in call.args)
