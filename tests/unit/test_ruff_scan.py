@@ -273,6 +273,15 @@ def test_a_self_assignment_of_anything_but_a_builtin_is_still_one() -> None:
     assert [f.pattern for f in scan({"a.py": ("", source)})] == ["ruff:PLW0127"]
 
 
+def test_djangos_extra_rule_only_where_django_is_meant() -> None:
+    """anyio 4.6: nine "high" S610 remarks on ``stream.extra(SocketAttribute...)``."""
+    anyio = "def f(stream, attr):\n    return stream.extra(attr.family)\n"
+    django = "def f(qs, clause):\n    return qs.extra(where=[clause])\n"
+
+    assert [f.pattern for f in scan({"a.py": ("", anyio)})] == []
+    assert [f.pattern for f in scan({"a.py": ("", django)})] == ["ruff:S610"]
+
+
 def test_a_noqa_for_another_linters_rule_is_left_alone() -> None:
     """RUF102 calls flake8's codes "invalid", and its fix deletes the team's noqa."""
     source = "def f(__self):  # noqa: B902\n    return __self\n"

@@ -14,7 +14,6 @@ it as a GitHub suggestion, so accepting the remark is one click.
 
 from __future__ import annotations
 
-import builtins
 import importlib.util
 import json
 import os
@@ -29,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from workers.review.diff_model import DiffModel, FileChange
+from workers.review.false_alarms import not_djangos_extra, self_assigned_builtin
 from workers.review.findings import Finding
 from workers.review.version_guards import runs_only_where_defined
 
@@ -177,7 +177,6 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Python 3.9 (syntax was added in Python 3.10)"
 _VERSION_SYNTAX = re.compile(r"\(syntax was (?:added|removed) in Python \d+\.\d+\)")
 _UNDEFINED_NAME = re.compile(r"Undefined name `(\w+)`")
-_SELF_ASSIGNED = re.compile(r"Self-assignment of variable `(\w+)`")
 # Builtins newer than the oldest Python ruff lints for, by the minor version that added
 # them: linting for 3.8, ruff calls them undefined (F821), though libraries use them
 # behind a version check (pytest: ``if sys.version_info > (3, 10): … EncodingWarning``).
@@ -359,10 +358,10 @@ def _finding(
     # Syntax errors have no rule code: null before ruff 0.12, "invalid-syntax" since.
     code = raw_code if _RULE_CODE.fullmatch(raw_code) else None
     message = str(item.get("message") or "").strip()
-    if code == "PLW0127" and _self_assigned_builtin(message):
-        # ``ExceptionGroup = ExceptionGroup`` binds a builtin as a module attribute (to
-        # re-export it, or beside a fallback class): not the no-op the rule assumes
-        return None
+    if (code == "PLW0127" and self_assigned_builtin(message, frozenset(NEWER_BUILTINS))) or (
+        code == "S610" and not_djangos_extra(text, row)
+    ):
+        return None  # see workers.review.false_alarms
     newer = _newer_builtin(message, python) if code == "F821" and python else None
     if newer is not None and runs_only_where_defined(text, row, column, newer[1]):
         return None  # a version check (or a caught NameError) keeps older Pythons out
@@ -415,13 +414,6 @@ def _finding(
         code=added[row].rstrip("\r\n"),
         suggestion=suggestion,
         start_line=start_line,
-    )
-
-
-def _self_assigned_builtin(message: str) -> bool:
-    match = _SELF_ASSIGNED.search(message)
-    return match is not None and (
-        match.group(1) in NEWER_BUILTINS or hasattr(builtins, match.group(1))
     )
 
 
