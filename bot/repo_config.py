@@ -202,6 +202,10 @@ class ReviewConfig(_Section):
     drafts: bool = Field(default=False, strict=True)
     incremental: bool = Field(default=True, strict=True)
     max_comments: int = Field(default=10, ge=0, le=100, strict=True)
+    # Inline comments of one static-analysis rule in one review; its other places are
+    # listed in the review body. Security findings and the LLM's (whose patterns are
+    # categories, not rules) are never held back by it. 0: no limit.
+    max_per_pattern: int = Field(default=2, ge=0, le=100, strict=True)
     min_severity: Severity = "low"
     paths: PathsConfig = PathsConfig()
     path_instructions: tuple[PathInstruction, ...] = Field(default=(), max_length=50)

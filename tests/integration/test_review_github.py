@@ -342,6 +342,23 @@ def test_the_review_lints_for_the_repositorys_python_and_its_per_file_ignores(
     assert not [p for p in posted if p[0] == "pkg/types.py" and p[1].startswith("ruff:UP")]
 
 
+def test_one_remark_on_many_files_is_two_comments_and_a_list(world: World) -> None:
+    """The same rule in five files: two inline comments make the point, the review body
+    names the other places, and the head count does not call them held back by learning."""
+    changes = {f"pkg/mod{n}.py": "def add(item, bucket=[]):\n    return bucket\n" for n in range(5)}
+
+    _, text = review_of(world, "repeats", changes)
+    _, comments = ours(world, 1)
+
+    assert [c["path"] for c in comments] == ["pkg/mod0.py", "pkg/mod1.py"]
+    assert "The same remark applies to (one comment each is enough):" in text
+    assert (
+        "- `ruff:B006` also at `pkg/mod2.py` line 1; `pkg/mod3.py` line 1; `pkg/mod4.py` line 1"
+        in text
+    )
+    assert "held back" not in text.split("\n")[0]
+
+
 def test_files_the_teams_linters_leave_out_are_not_linted_and_the_review_says_so(
     world: World,
 ) -> None:

@@ -32,9 +32,10 @@ from workers.review.render import (
     comment_body,
     moved_comment,
     parse_finding_marker,
+    repeat_lines,
     review_body,
 )
-from workers.review.selection import Choice
+from workers.review.selection import Choice, repeats_of_posted
 from workers.review.state import ReviewState
 
 log = logging.getLogger(__name__)
@@ -295,7 +296,9 @@ def _summary(
     return ReviewSummary(
         posted=len(outcome.chosen.posted),
         suppressed=sum(
-            1 for c in outcome.chosen.suppressed if c.reason not in ("already posted", "duplicate")
+            1
+            for c in outcome.chosen.suppressed
+            if c.reason not in ("already posted", "duplicate", "repeat")
         ),
         incremental=incremental,
         reviewed_files=len(diff.reviewable()),
@@ -305,6 +308,7 @@ def _summary(
         notes=outcome.notes,
         moved=moved,
         usage=outcome.usage,
+        repeats=repeat_lines(repeats_of_posted(outcome.chosen)),
     )
 
 

@@ -8,7 +8,7 @@ later review of the same PR knows what was already said without any local bookke
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +89,24 @@ def moved_comment(finding: Finding, experience_id: str) -> str:
     return f"- {where} · `{finding.pattern}`: {message} {hidden}"
 
 
+def repeat_lines(repeats: Mapping[str, Sequence[Finding]], limit: int = 30) -> list[str]:
+    """One line per pattern held back as repeats: where else the same remark applies,
+    by file, in the order given (at most ``limit`` places a pattern)."""
+    lines = []
+    for pattern, findings in repeats.items():
+        by_file: dict[str, list[str]] = {}
+        for f in findings[:limit]:
+            line = f"{f.line}" if f.side == "RIGHT" else f"{f.line} (removed)"
+            by_file.setdefault(f.path, []).append(line)
+        places = "; ".join(
+            f"`{path}` line{'s' if len(rows) > 1 else ''} {', '.join(rows)}"
+            for path, rows in by_file.items()
+        )
+        more = f"; and {len(findings) - limit} more" if len(findings) > limit else ""
+        lines.append(f"- `{pattern}` also at {places}{more}")
+    return lines
+
+
 @dataclass
 class ReviewSummary:
     posted: int
@@ -99,6 +117,7 @@ class ReviewSummary:
     notes: Sequence[str]  # LLM trouble, budget, …
     moved: Sequence[str]  # rendered moved_comment lines
     usage: dict[str, Any] | None = None
+    repeats: Sequence[str] = ()  # rendered repeat_lines
 
 
 def review_body(summary: ReviewSummary) -> str:
@@ -110,6 +129,9 @@ def review_body(summary: ReviewSummary) -> str:
     lines = [head + "."]
     if summary.moved:
         lines += ["", "Comments that could not be placed on a diff line:", *summary.moved]
+    if summary.repeats:
+        lines += ["", "The same remark applies to (one comment each is enough):"]
+        lines += summary.repeats
     if summary.skipped_files:
         lines += ["", "Not reviewed:"]
         for path, why in list(summary.skipped_files)[:50]:

@@ -10,6 +10,12 @@ Order of the gates, each recorded as the finding's ``reason``:
    certainly not again);
    ``critic`` — the optional LLM critic predicted the team would not act on it (only when
    ``review.critic.decide`` is on);
+   ``repeat`` — more of one rule than ``review.max_per_pattern``: the first places make
+   the point, the others are listed in the review body. Nine comments of one rule on one
+   PR (anyio's S610, typer's PLW1510) fill the budget with one remark, and the team's
+   reaction to them is one judgement, not nine. Never security findings, and never the
+   LLM's: its pattern is a category (``llm:correctness``), and two bugs of one category
+   are two remarks;
 4. learning (:func:`memory.scores.select`): mutes, pattern scores by Thompson sampling,
    neighbour votes from the repo's most similar past comments, and the per-PR budget.
    Security findings are never held back by learning, only by an explicit mute.
@@ -108,6 +114,7 @@ def choose_findings(
         else:
             seen.add(finding.fingerprint)
             live.append(finding)
+    live = _cap_repeats(live, config.review.max_per_pattern, out, repo, pr)
     if not live:
         return out
     if memory is None or not config.learning.enabled:
@@ -179,6 +186,42 @@ def choose_findings(
             memory.scores.log_shadow(entry)
         except Exception as exc:  # the shadow log is for audits; never fail a review on it
             log.warning("shadow log write failed", extra={"error": str(exc)})
+    return out
+
+
+def _cap_repeats(
+    findings: Sequence[Finding], cap: int, out: Chosen, repo: str, pr: str
+) -> list[Finding]:
+    """The first ``cap`` findings of each rule, most severe first and then in the order
+    given (0: all); the others go to ``out`` as "repeat". Security and LLM findings are
+    all kept (see the module docstring)."""
+    if cap <= 0:
+        return list(findings)
+    order = sorted(range(len(findings)), key=lambda i: (-severity_rank(findings[i].severity), i))
+    counts: dict[str, int] = {}
+    dropped: set[int] = set()
+    for i in order:
+        finding = findings[i]
+        if finding.severity == "security" or finding.source == "llm":
+            continue
+        counts[finding.pattern] = counts.get(finding.pattern, 0) + 1
+        if counts[finding.pattern] > cap:
+            dropped.add(i)
+    for i in sorted(dropped):
+        eid = pr_experience_id(repo, pr, findings[i])
+        out.choices.append(Choice(findings[i], False, "repeat", experience_id=eid))
+    return [f for i, f in enumerate(findings) if i not in dropped]
+
+
+def repeats_of_posted(chosen: Chosen) -> dict[str, list[Finding]]:
+    """The findings held back as repeats of a pattern that is posted, by pattern: what the
+    review body lists as "the same applies to". A pattern learning held back entirely is
+    not listed (its first places were not said either)."""
+    posted = {c.finding.pattern for c in chosen.posted}
+    out: dict[str, list[Finding]] = {}
+    for c in chosen.suppressed:
+        if c.reason == "repeat" and c.finding.pattern in posted:
+            out.setdefault(c.finding.pattern, []).append(c.finding)
     return out
 
 
