@@ -143,3 +143,17 @@ def test_a_long_list_is_cut() -> None:
     (line,) = repeat_lines({"ruff:S610": many}, limit=3)
 
     assert line == "- `ruff:S610` also at `t.py` lines 1, 2, 3; and 37 more"
+
+
+def test_comments_already_on_the_pr_count() -> None:
+    """``/kaizen review`` again: the two places said before are not followed by two more."""
+    many = [finding("ruff:S610", "t.py", n) for n in range(1, 6)]
+    said = {f.fingerprint for f in many[:2]}
+
+    chosen = choose_findings(
+        many, repo=REPO, pr="7", config=config(), memory=None, already_posted=said
+    )
+
+    assert chosen.posted == []
+    assert [c.finding.line for c in chosen.suppressed if c.reason == "repeat"] == [3, 4, 5]
+    assert [f.line for f in repeats_of_posted(chosen)["ruff:S610"]] == [3, 4, 5]

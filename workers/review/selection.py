@@ -90,6 +90,7 @@ def choose_findings(
     floor = severity_rank(CONFIG_SEVERITY[config.review.min_severity])
     seen: set[str] = set()
     live: list[Finding] = []
+    said: dict[str, int] = {}  # comments of each pattern already on this PR
     leaks = {(f.path, f.side, f.line) for f in findings if f.source == "secrets"}
     for finding in findings:
         eid = pr_experience_id(repo, pr, finding)
@@ -102,6 +103,7 @@ def choose_findings(
             out.choices.append(Choice(finding, False, "duplicate", experience_id=eid))
         elif finding.fingerprint in already_posted:
             out.choices.append(Choice(finding, False, "already posted", experience_id=eid))
+            said[finding.pattern] = said.get(finding.pattern, 0) + 1
         elif (
             critic is not None
             and finding.severity != "security"
@@ -114,7 +116,7 @@ def choose_findings(
         else:
             seen.add(finding.fingerprint)
             live.append(finding)
-    live = _cap_repeats(live, config.review.max_per_pattern, out, repo, pr)
+    live = _cap_repeats(live, config.review.max_per_pattern, out, repo, pr, said)
     if not live:
         return out
     if memory is None or not config.learning.enabled:
@@ -190,15 +192,21 @@ def choose_findings(
 
 
 def _cap_repeats(
-    findings: Sequence[Finding], cap: int, out: Chosen, repo: str, pr: str
+    findings: Sequence[Finding],
+    cap: int,
+    out: Chosen,
+    repo: str,
+    pr: str,
+    said: Mapping[str, int],
 ) -> list[Finding]:
     """The first ``cap`` findings of each rule, most severe first and then in the order
-    given (0: all); the others go to ``out`` as "repeat". Security and LLM findings are
-    all kept (see the module docstring)."""
+    given (0: all), counting the comments ``said`` on this PR before (so ``/kaizen
+    review`` again does not post the next two); the others go to ``out`` as "repeat".
+    Security and LLM findings are all kept (see the module docstring)."""
     if cap <= 0:
         return list(findings)
     order = sorted(range(len(findings)), key=lambda i: (-severity_rank(findings[i].severity), i))
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = dict(said)
     dropped: set[int] = set()
     for i in order:
         finding = findings[i]
@@ -214,10 +222,11 @@ def _cap_repeats(
 
 
 def repeats_of_posted(chosen: Chosen) -> dict[str, list[Finding]]:
-    """The findings held back as repeats of a pattern that is posted, by pattern: what the
-    review body lists as "the same applies to". A pattern learning held back entirely is
-    not listed (its first places were not said either)."""
-    posted = {c.finding.pattern for c in chosen.posted}
+    """The findings held back as repeats of a pattern that is posted (now or on an earlier
+    commit of the PR), by pattern: what the review body lists as "the same applies to". A
+    pattern learning held back entirely is not listed (its first places were not said
+    either)."""
+    posted = {c.finding.pattern for c in chosen.choices if c.posted or c.reason == "already posted"}
     out: dict[str, list[Finding]] = {}
     for c in chosen.suppressed:
         if c.reason == "repeat" and c.finding.pattern in posted:
