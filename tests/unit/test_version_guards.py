@@ -189,3 +189,63 @@ def test_a_file_that_does_not_parse_or_a_row_outside_it_guarantees_nothing() -> 
     assert not runs_only_where_defined("if sys.version_info >= (3, 11)\n", 1, 5, 11)
     assert not runs_only_where_defined("x = 1\n", 7, 1, 11)
     assert not runs_only_where_defined("", 1, 1, 11)
+
+
+def test_a_test_skipped_on_older_versions() -> None:
+    """aiohttp 3.10: ``@pytest.mark.skipif(sys.version_info < (3, 10), reason="Needs
+    anext()")`` over a test that calls ``anext``."""
+    source = """
+        import sys
+        import pytest
+
+        @pytest.mark.skipif(sys.version_info < (3, 10), reason="Needs anext()")
+        async def test_read(reader):
+            part = await anext(reader)
+    """
+    assert _safe(source, name="anext", nth=1, added=10)
+    assert not _safe(
+        source.replace("sys.version_info < (3, 10)", "sys.platform == 'win32'"),
+        name="anext",
+        nth=1,
+        added=10,
+    )
+
+
+def test_unittest_skip_marks_on_a_class() -> None:
+    for mark in (
+        "unittest.skipIf(sys.version_info < (3, 11), 'needs 3.11')",
+        "unittest.skipUnless(sys.version_info >= (3, 11), 'needs 3.11')",
+        "pytest.mark.skipif(condition=sys.version_info < (3, 11), reason='x')",
+    ):
+        source = (
+            f"import sys, unittest, pytest\n@{mark}\nclass T:\n"
+            "    def test(self):\n        raise ExceptionGroup('x', [])\n"
+        )
+        assert _safe(source), mark
+
+
+def test_a_modules_pytestmark() -> None:
+    for value in (
+        "pytest.mark.skipif(sys.version_info < (3, 11), reason='x')",
+        "[pytest.mark.asyncio, pytest.mark.skipif(sys.version_info < (3, 11), reason='x')]",
+    ):
+        source = (
+            "import sys, pytest\n\ndef test():\n    raise ExceptionGroup('x', [])\n\n"
+            f"pytestmark = {value}\n"
+        )
+        assert _safe(source), value
+    assert not _safe("import pytest\npytestmark = pytest.mark.asyncio\nx = ExceptionGroup\n")
+
+
+def test_a_module_skipped_early_on_older_versions() -> None:
+    source = """
+        import sys
+        import pytest
+
+        if sys.version_info < (3, 11):
+            pytest.skip("needs 3.11", allow_module_level=True)
+
+        def test_group():
+            raise ExceptionGroup("x", [])
+    """
+    assert _safe(source)

@@ -15,9 +15,11 @@ the file (``ast``, never run) and says what the checks around a position guarant
 enclosing ``if``/``else`` branches and conditional expressions on ``sys.version_info``
 (also as ``version_info``, sliced, ``.minor`` or ``[1]``, negated, joined with
 ``and``/``or``, or through a module-level name such as ``PY311 = sys.version_info >=
-(3, 11)``), an earlier ``if sys.version_info < (3, 11): raise/return`` in the same block,
-and a ``try`` (or ``contextlib.suppress``) that catches ``NameError``. Anything it cannot
-read guarantees nothing, so the remark stays.
+(3, 11)``), an earlier ``if sys.version_info < (3, 11): raise/return/pytest.skip(...)``
+in the same block, tests skipped on older versions (``@pytest.mark.skipif(...)``,
+``unittest.skipIf``/``skipUnless``, a module's ``pytestmark``: aiohttp's tests of
+``anext``), and a ``try`` (or ``contextlib.suppress``) that catches ``NameError``.
+Anything it cannot read guarantees nothing, so the remark stays.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def guarantee_at(source: str, row: int, column: int) -> Guarantee:
         return Guarantee()
     tree, reader = read
     offset = len(lines[row - 1][: max(0, column - 1)].encode("utf-8"))
-    return reader.node(tree, (row, offset), Guarantee())
+    return reader.node(tree, (row, offset), Guarantee(reader.module_floor))
 
 
 Point = tuple[int, int]  # (row, UTF-8 byte offset in the row), as ast positions are
@@ -108,6 +110,12 @@ def _read(source: str) -> tuple[ast.Module, _Reader] | None:
                 sense = reader.sense(stmt.value)
                 if sense != _NOTHING:
                     reader.names[target.id] = sense
+    # ``pytestmark = pytest.mark.skipif(...)``: the whole module's tests
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets
+        ):
+            reader.module_floor = _highest(reader.skips([stmt.value]))
     return tree, reader
 
 
@@ -126,6 +134,7 @@ class _Reader:
     def __init__(self, names: dict[str, Sense], aliases: set[str]) -> None:
         self.names = names
         self.aliases = aliases
+        self.module_floor: int | None = None  # from the module's ``pytestmark``
 
     # -- what a test says
 
@@ -196,6 +205,31 @@ class _Reader:
             return (_lowest([p[0] for p in parts]), _highest([p[1] for p in parts]))
         return _NOTHING
 
+    def skips(self, marks: Sequence[ast.expr]) -> list[int | None]:
+        """What each test-skipping mark guarantees where the test runs: pytest's
+        ``skipif(cond)`` and unittest's ``skipIf(cond)`` run it when ``cond`` is false,
+        ``skipUnless(cond)`` when it is true. Other marks guarantee nothing."""
+        out: list[int | None] = []
+        for mark in marks:
+            if isinstance(mark, ast.List | ast.Tuple):
+                out += self.skips(mark.elts)
+                continue
+            if not isinstance(mark, ast.Call):
+                continue
+            func = mark.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            condition = mark.args[0] if mark.args else None
+            for keyword in mark.keywords:
+                if keyword.arg == "condition":
+                    condition = keyword.value
+            if condition is None:
+                continue
+            if name in ("skipif", "skipIf"):
+                out.append(self.sense(condition)[1])
+            elif name == "skipUnless":
+                out.append(self.sense(condition)[0])
+        return out
+
     # -- what holds at a point
 
     def node(self, node: ast.AST, point: Point, held: Guarantee) -> Guarantee:
@@ -209,6 +243,9 @@ class _Reader:
         elif isinstance(node, ast.With | ast.AsyncWith):
             if any(_suppresses(i) for i in node.items):
                 branches = [(node.body, held.catching())]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            # ``@pytest.mark.skipif(sys.version_info < (3, 10), reason=...)``
+            branches = [(node.body, held.at_least(_highest(self.skips(node.decorator_list))))]
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             # ``sys.version_info >= (3, 11) and isinstance(e, ExceptionGroup)``
             for i, value in enumerate(node.values):
@@ -229,9 +266,21 @@ class _Reader:
             if _contains(item, point):
                 return self.node(item, point, held)
             # ``if sys.version_info < (3, 11): raise ...`` before it in the same block
-            if isinstance(item, ast.If) and not item.orelse and isinstance(item.body[-1], _EXITS):
+            if isinstance(item, ast.If) and not item.orelse and _leaves(item.body[-1]):
                 held = held.at_least(self.sense(item.test)[1])
         return held
+
+
+def _leaves(stmt: ast.stmt) -> bool:
+    """Whether the rest of the block never runs after ``stmt``: ``return``, ``raise``,
+    ``continue``, ``break``, or a call of ``pytest.skip``/``sys.exit``/``exit``."""
+    if isinstance(stmt, _EXITS):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in ("skip", "exit", "_exit")
+    return False
 
 
 def _inside(nodes: ast.AST | Sequence[ast.AST], point: Point) -> bool:
