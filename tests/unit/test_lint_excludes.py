@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
-from workers.review.lint_excludes import LintExcludes, lint_excludes
+from workers.review.lint_excludes import RUFF_DEFAULT_EXCLUDE, LintExcludes, lint_excludes
+from workers.review.ruff_scan import ruff_command
 
 
 def excludes(**files: str) -> LintExcludes:
@@ -48,18 +52,50 @@ def test_pre_commit_excludes(path: str, left_out: bool) -> None:
 
 def test_ruffs_own_defaults_count_without_a_config() -> None:
     found = excludes()
-    assert found.excludes("build/lib/pkg/mod.py")
+    assert found.excludes("dist/lib/pkg/mod.py")
     assert found.excludes("pkg/.venv/lib/site.py")
     assert found.excludes("docs/_build/conf.py")
     assert not found.excludes("src/builder.py")
+    # not a default of the ruff Kaizen runs: pip keeps source code in such a folder
+    assert not found.excludes("src/pip/_internal/operations/build/build_tracker.py")
     assert found.sources == ()
+
+
+def test_the_defaults_are_those_of_the_ruff_kaizen_runs() -> None:
+    ruff = ruff_command()
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "a.py").write_text("")
+        shown = subprocess.run(
+            [*ruff, "check", "--isolated", "--show-settings", "a.py"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    block = shown.split("file_resolver.exclude = [", 1)[1].split("]", 1)[0]
+    defaults = [line.strip().strip(",").strip('"') for line in block.splitlines()]
+    assert tuple(d for d in defaults if d) == RUFF_DEFAULT_EXCLUDE
+
+
+def test_a_glob_written_with_a_folder_counts_from_the_root_only() -> None:
+    """pip 24.2: ``extend-exclude = ["_vendor", "./build", ...]`` means its top-level
+    build folder, not ``src/pip/_internal/operations/build``; ``_vendor`` is a name."""
+    found = excludes(pyproject__toml="[tool.ruff]\nextend-exclude = ['_vendor', './build']\n")
+    assert found.excludes("build/lib/pip/__init__.py")
+    assert not found.excludes("src/pip/_internal/operations/build/build_tracker.py")
+    assert found.excludes("src/pip/_vendor/rich/console.py")
+    flake8 = excludes(setup__cfg="[flake8]\nexclude = ./docs, tests/data\n")
+    assert flake8.excludes("docs/conf.py")
+    assert not flake8.excludes("src/docs/conf.py")
+    assert not flake8.excludes("pkg/tests/data/x.py")
 
 
 def test_a_ruff_exclude_replaces_the_defaults_and_extend_exclude_adds() -> None:
     replaced = excludes(ruff__toml="exclude = ['generated']\n")
     assert replaced.excludes("generated/api.py")
     assert replaced.excludes("pkg/generated/api.py")  # a name alone: anywhere
-    assert not replaced.excludes("build/x.py")
+    assert not replaced.excludes("dist/x.py")
     extended = excludes(
         pyproject__toml=(
             "[tool.ruff]\nextend-exclude = ['tests/fixtures/', '*_pb2.py']\n"
@@ -69,7 +105,7 @@ def test_a_ruff_exclude_replaces_the_defaults_and_extend_exclude_adds() -> None:
     assert extended.excludes("tests/fixtures/bad_code.py")
     assert extended.excludes("proto/user_pb2.py")
     assert extended.excludes("legacy/old/module.py")
-    assert extended.excludes("build/x.py")
+    assert extended.excludes("dist/x.py")
     assert not extended.excludes("tests/test_fixtures.py")
     assert extended.sources == ("pyproject.toml",)
 

@@ -360,7 +360,7 @@ def test_missing_ruff_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
 
 def test_slow_ruff_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
     sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
-    monkeypatch.setattr(ruff_scan, "_ruff_command", lambda: sleeper)
+    monkeypatch.setattr(ruff_scan, "ruff_command", lambda: sleeper)
 
     with pytest.raises(RuffUnavailable, match="did not finish"):
         run_ruff({"a.py": "import os\n"}, diff_of({"a.py": ("", "import os\n")}), timeout_s=0.5)

@@ -32,7 +32,10 @@ MAX_REGEXES = (
 )
 MAX_PATTERN_CHARS = 500
 REGEX_TIMEOUT_S = 0.05
-# What ruff leaves out unless the config's own ``exclude`` replaces it.
+# What ruff leaves out unless the config's own ``exclude`` replaces it: the defaults of
+# the ruff Kaizen runs (``ruff check --show-settings``; a test compares them). Not
+# ``build``, which older ruff versions had: pip's ``src/pip/_internal/operations/build``
+# is source code.
 RUFF_DEFAULT_EXCLUDE = (
     ".bzr",
     ".direnv",
@@ -55,7 +58,6 @@ RUFF_DEFAULT_EXCLUDE = (
     "__pypackages__",
     "_build",
     "buck-out",
-    "build",
     "dist",
     "node_modules",
     "site-packages",
@@ -74,17 +76,23 @@ class LintExcludes:
     globs: tuple[str, ...] = ()
     regexes: tuple[regex.Pattern[str], ...] = ()
     sources: tuple[str, ...] = ()  # the files they come from, for the review's note
+    # globs written with a folder (``./build``, ``tests/data``): from the root only
+    rooted: frozenset[str] = frozenset()
     _timed_out: set[int] = field(default_factory=set, compare=False, repr=False)
 
     def excludes(self, path: str) -> bool:
         """Whether ``path`` (from the repository root) is left out: it, or a folder it is
-        in, matches a glob (whole or by name, as ruff and flake8 match), or a regex finds
-        a match in it (as pre-commit does)."""
+        in, matches a glob, or a regex finds a match in it (as pre-commit does). As ruff
+        and flake8 match: a glob written with a folder in it (``./build``,
+        ``tests/data/*.py``) from the root, a bare name (``build``, ``*_pb2.py``)
+        anywhere in the tree."""
         parts = path.split("/")
         for end in range(len(parts), 0, -1):
             here, name = "/".join(parts[:end]), parts[end - 1]
             for glob in self.globs:
-                if fnmatch.fnmatchcase(here, glob) or fnmatch.fnmatchcase(name, glob):
+                if fnmatch.fnmatchcase(here, glob) or (
+                    glob not in self.rooted and fnmatch.fnmatchcase(name, glob)
+                ):
                     return True
         return any(self._search(i, pattern, path) for i, pattern in enumerate(self.regexes))
 
@@ -104,12 +112,13 @@ def lint_excludes(file_text: Callable[[str], str | None]) -> LintExcludes:
     """Everything the repository's root lint configs exclude. Ruff's default excludes
     count whether or not the repository has a ruff config: they are what ``ruff check .``
     skips."""
-    globs: list[str] = []
+    globs: list[Glob] = []
     sources: list[str] = []
     found = ruff_config(file_text)
     table: Mapping[str, Any] = found[1] if found else {}
     own = _globs(table.get("exclude"))
-    globs += own if isinstance(table.get("exclude"), list) else list(RUFF_DEFAULT_EXCLUDE)
+    defaults = [(g, False) for g in RUFF_DEFAULT_EXCLUDE]
+    globs += own if isinstance(table.get("exclude"), list) else defaults
     lint = table.get("lint")
     extra = _globs(table.get("extend-exclude"))
     extra += _globs(lint.get("exclude") if isinstance(lint, Mapping) else None)
@@ -123,30 +132,40 @@ def lint_excludes(file_text: Callable[[str], str | None]) -> LintExcludes:
     regexes = _pre_commit_excludes(file_text(PRE_COMMIT_FILE))
     if regexes:
         sources.append(PRE_COMMIT_FILE)
-    return LintExcludes(
-        tuple(dict.fromkeys(globs))[:MAX_PATTERNS], tuple(regexes[:MAX_REGEXES]), tuple(sources)
-    )
+    kept = tuple(dict.fromkeys(g for g, _ in globs))[:MAX_PATTERNS]
+    rooted = frozenset(g for g, from_root in globs if from_root and g in kept)
+    return LintExcludes(kept, tuple(regexes[:MAX_REGEXES]), tuple(sources), rooted)
 
 
-def _globs(values: object) -> list[str]:
+Glob = tuple[str, bool]  # (cleaned glob, written with a folder in it: from the root only)
+
+
+def _glob(raw: str) -> Glob | None:
+    """``clean_glob`` drops a leading ``./``, so ``./build`` (pip: its top-level build
+    folder) must be remembered as rooted or it would read as ``build`` anywhere."""
+    cleaned = clean_glob(raw)
+    return None if cleaned is None else (cleaned, "/" in raw.strip().rstrip("/"))
+
+
+def _globs(values: object) -> list[Glob]:
     if not isinstance(values, list):
         return []
-    cleaned = (clean_glob(v) for v in values[:MAX_PATTERNS] if isinstance(v, str))
+    cleaned = (_glob(v) for v in values[:MAX_PATTERNS] if isinstance(v, str))
     return [g for g in cleaned if g]
 
 
-def _flake8_excludes(file_text: Callable[[str], str | None]) -> tuple[str, list[str]] | None:
+def _flake8_excludes(file_text: Callable[[str], str | None]) -> tuple[str, list[Glob]] | None:
     """flake8's ``exclude`` and ``extend-exclude`` (comma- or line-separated globs) from the
     first of its config files that has a ``[flake8]`` section."""
     for name in FLAKE8_FILES:
         parser = load_ini(file_text(name))
         if parser is None or not parser.has_section("flake8"):
             continue
-        globs: list[str] = []
+        globs: list[Glob] = []
         for key in ("exclude", "extend-exclude", "extend_exclude"):
             value = parser.get("flake8", key, fallback="")
             pieces = value.replace("\n", ",").split(",")
-            globs += [g for g in (clean_glob(p.split("#", 1)[0]) for p in pieces) if g]
+            globs += [g for g in (_glob(p.split("#", 1)[0]) for p in pieces) if g]
         return (name, globs) if globs else None
     return None
 

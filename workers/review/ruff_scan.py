@@ -242,7 +242,7 @@ def run_ruff(
         if not RULE_SELECTOR.fullmatch(code):
             raise ValueError(f"not a ruff rule code or prefix: {code!r}")
 
-    command = _ruff_command()
+    command = ruff_command()
     with tempfile.TemporaryDirectory(prefix="kaizen-ruff-") as tmp:
         root = Path(tmp).resolve()
         written: dict[str, str] = {}  # absolute path in the copy → repository path
@@ -298,7 +298,7 @@ def _safe_relative(path: str) -> bool:
     return all(part not in ("", ".", "..") for part in parts)
 
 
-def _ruff_command() -> list[str]:
+def ruff_command() -> list[str]:
     """The ruff of this environment first, so the version is the one Kaizen was tested with."""
     beside = Path(sys.executable).parent / "ruff"
     if beside.is_file() and os.access(beside, os.X_OK):
