@@ -159,7 +159,7 @@ class PathInstruction(_Section):
 
 class RuffConfig(_Section):
     """The ruff pass; empty ``select`` means Kaizen's bug-finding rule set, less what the
-    repository's own ruff config ignores (everywhere or per file)."""
+    repository's own ruff or flake8 config ignores (everywhere or per file)."""
 
     enabled: bool = Field(default=True, strict=True)
     select: tuple[_RuffSelector, ...] = Field(default=(), max_length=200)

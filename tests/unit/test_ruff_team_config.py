@@ -9,6 +9,7 @@ import pytest
 from workers.review.ruff_team_config import (
     PerFileIgnore,
     TeamRuffConfig,
+    flake8_per_file,
     ignored_by_team,
     parse_config,
     ruff_table_in,
@@ -168,3 +169,57 @@ def test_a_hostile_glob_is_matched_without_backtracking() -> None:
     started = time.perf_counter()
     assert not team.ignores_finding("ruff:E711", "a" * 4000)
     assert time.perf_counter() - started < 1.0
+
+
+SQLALCHEMY_SETUP_CFG = """
+[flake8]
+ignore =
+\tA003,A005
+\tD,
+\tE203,E305,E711,
+\tW503,W504
+extend-ignore =
+\tU100,U101
+exclude = .venv,.git,.tox,dist,doc,*egg,build
+per-file-ignores =
+\t**/__init__.py:F401
+\ttest/*:FA100
+\ttest/typing/plain_files/*:F821,E501,FA100
+\tlib/sqlalchemy/events.py:F401
+"""
+
+
+def test_the_teams_flake8_ignores_count_too() -> None:
+    """sqlalchemy lints with flake8: ``reveal_type`` in its typing tests is an undefined
+    name on purpose (``test/typing/plain_files/*:F821``)."""
+    team = team_config(files(setup_cfg=SQLALCHEMY_SETUP_CFG).get)
+
+    assert team.ignores_finding("ruff:E711", "lib/sqlalchemy/sql/elements.py")
+    assert team.ignores_finding("ruff:D102", "lib/sqlalchemy/sql/elements.py")
+    assert team.ignores_finding("ruff:F821", "test/typing/plain_files/orm/relationship.py")
+    assert not team.ignores_finding("ruff:F821", "lib/sqlalchemy/orm/relationships.py")
+    assert team.ignores_finding("ruff:F401", "lib/sqlalchemy/orm/__init__.py")
+    assert team.ignores_finding("ruff:F401", "lib/sqlalchemy/events.py")
+    assert not team.ignores_finding("ruff:F401", "lib/sqlalchemy/schema.py")
+
+
+def test_flake8_per_file_ignores_on_one_line_and_with_several_names() -> None:
+    entries = flake8_per_file("src/a.py,src/b.py:E1,F4 tests/*:S101  # comment-free\n")
+    assert [(e.glob, e.selectors) for e in entries] == [
+        ("src/a.py", ("E1", "F4")),
+        ("src/b.py", ("E1", "F4")),
+        ("tests/*", ("S101",)),
+    ]
+    assert flake8_per_file("") == []
+    assert flake8_per_file("no-colon-at-all") == []
+    assert flake8_per_file("../outside.py:F401") == []
+
+
+def test_ruff_and_flake8_ignores_add_up() -> None:
+    team = team_config(
+        files(
+            ruff_toml="ignore = ['B904']\n",
+            tox_ini="[flake8]\nextend_ignore = E501\n",
+        ).get
+    )
+    assert team.ignores == ("B904", "E501")

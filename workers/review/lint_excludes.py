@@ -23,7 +23,7 @@ from typing import Any
 import regex
 import yaml
 
-from workers.review.repo_files import MAX_FILE_CHARS, clean_glob, load_ini
+from workers.review.repo_files import MAX_FILE_CHARS, clean_glob, flake8_config, flake8_list
 from workers.review.ruff_team_config import ruff_config
 
 MAX_PATTERNS = 200
@@ -63,7 +63,6 @@ RUFF_DEFAULT_EXCLUDE = (
     "site-packages",
     "venv",
 )
-FLAKE8_FILES = ("setup.cfg", "tox.ini", ".flake8")  # flake8's own order
 PRE_COMMIT_FILE = ".pre-commit-config.yaml"
 # pre-commit hooks whose exclusions say what the team lints
 LINT_HOOKS = frozenset({"ruff", "ruff-check", "flake8", "pyflakes", "pylint"})
@@ -157,17 +156,14 @@ def _globs(values: object) -> list[Glob]:
 def _flake8_excludes(file_text: Callable[[str], str | None]) -> tuple[str, list[Glob]] | None:
     """flake8's ``exclude`` and ``extend-exclude`` (comma- or line-separated globs) from the
     first of its config files that has a ``[flake8]`` section."""
-    for name in FLAKE8_FILES:
-        parser = load_ini(file_text(name))
-        if parser is None or not parser.has_section("flake8"):
-            continue
-        globs: list[Glob] = []
-        for key in ("exclude", "extend-exclude", "extend_exclude"):
-            value = parser.get("flake8", key, fallback="")
-            pieces = value.replace("\n", ",").split(",")
-            globs += [g for g in (_glob(p.split("#", 1)[0]) for p in pieces) if g]
-        return (name, globs) if globs else None
-    return None
+    found = flake8_config(file_text)
+    if found is None:
+        return None
+    name, options = found
+    globs: list[Glob] = []
+    for key in ("exclude", "extend-exclude"):
+        globs += [g for g in (_glob(p) for p in flake8_list(options.get(key, ""))) if g]
+    return (name, globs) if globs else None
 
 
 def _pre_commit_excludes(text: str | None) -> list[regex.Pattern[str]]:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import configparser
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 MAX_FILE_CHARS = 512_000
 MAX_GLOB_CHARS = 500
+FLAKE8_FILES = ("setup.cfg", "tox.ini", ".flake8")  # flake8's own order
 
 
 def load_toml(text: str | None) -> Mapping[str, Any] | None:
@@ -52,3 +53,20 @@ def clean_glob(glob: str) -> str | None:
     if not glob or len(glob) > MAX_GLOB_CHARS or glob.startswith("/") or ".." in glob:
         return None
     return glob
+
+
+def flake8_config(file_text: Callable[[str], str | None]) -> tuple[str, dict[str, str]] | None:
+    """The ``[flake8]`` section of the first of flake8's config files that has one, as
+    (file name, options with ``_`` spelled ``-``), or None."""
+    for name in FLAKE8_FILES:
+        parser = load_ini(file_text(name))
+        if parser is not None and parser.has_section("flake8"):
+            options = {k.replace("_", "-"): v for k, v in parser.items("flake8")}
+            return name, options
+    return None
+
+
+def flake8_list(value: str) -> list[str]:
+    """A flake8 list option (comma- or line-separated, ``#`` comments) as its items."""
+    pieces = value.replace("\n", ",").split(",")
+    return [p.split("#", 1)[0].strip() for p in pieces if p.split("#", 1)[0].strip()]
