@@ -142,6 +142,48 @@ def test_symbols_match_function_bodies() -> None:
     assert by_why["symbol named in the issue: parse_config"] == {19, 20}
 
 
+def test_a_named_functions_private_helpers_count_a_little_less() -> None:
+    """more-itertools: the issue names ``sliding_window``, the bug is in the
+    ``_sliding_window_deque`` it returns; a method's ``self._helper`` likewise."""
+    files = {
+        "pkg/recipes.py": (
+            "def _deque_version(it, n):\n"
+            "    return list(it)[:n]\n"
+            "\n"
+            "def _check(n):\n"
+            "    assert n > 0\n"
+            "\n"
+            "def sliding_window(it, n):\n"
+            "    _check(n)\n"
+            "    return _deque_version(it, n)\n"
+        ),
+        "pkg/parser.py": (
+            "class Parser:\n"
+            "    def parse(self, text):\n"
+            "        return self._tokens(text)\n"
+            "\n"
+            "    def _tokens(self, text):\n"
+            "        return text.split()\n"
+            "\n"
+            "    def __repr__(self):\n"
+            "        return 'Parser()'\n"
+        ),
+        "pkg/other.py": "def _deque_version(it, n):\n    return n\n",
+    }
+
+    window = {(s.path, s.line): s for s in from_issue_text("`sliding_window` is wrong", files)}
+    parse = {(s.path, s.line): s for s in from_issue_text("`Parser.parse` is wrong", files)}
+
+    assert window[("pkg/recipes.py", 9)].score == pytest.approx(1.0)
+    helper = window[("pkg/recipes.py", 2)]
+    assert helper.score == pytest.approx(0.8)
+    assert helper.why == "symbol named in the issue: sliding_window (_deque_version)"
+    assert ("pkg/recipes.py", 5) not in window  # called for its effect alone: a check
+    assert ("pkg/other.py", 2) not in window  # another module's function of that name
+    assert parse[("pkg/parser.py", 6)].score == pytest.approx(0.8)
+    assert ("pkg/parser.py", 9) not in parse  # dunders are not helpers
+
+
 def test_plain_words_are_not_symbols_but_marked_ones_are() -> None:
     assert from_issue_text("the helper is slow", FILES) == []
     marked = from_issue_text("the `helper` is slow", FILES)

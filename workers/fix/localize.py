@@ -84,6 +84,7 @@ OTHER_WEIGHT = 1.0
 
 FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
 MAX_SYMBOL_LINES = 200
+HELPER_SHARE = 0.8  # a named function's private helpers, against its own lines
 MAX_FILE_LINES = 2000
 
 # --- coverage wiring -------------------------------------------------------------------
@@ -288,6 +289,10 @@ class _Symbols:
         # qualname -> [(path, module dotted name, statement lines, is_class)]
         self.defs: dict[str, list[tuple[str, str, list[int], bool]]] = defaultdict(list)
         self.module_lines: dict[str, list[int]] = {}
+        # (path, first statement line of a function) -> qualnames of the private helpers
+        # of the same module or class it calls: ``_sliding_window_deque`` for
+        # ``sliding_window``, ``Class._parse`` for ``Class.parse``
+        self.helpers: dict[tuple[str, int], list[str]] = {}
         for path, source in files.items():
             clean = _repo_path(path)
             if clean is None or not clean.endswith(".py"):
@@ -308,9 +313,12 @@ class _Symbols:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 qual = f"{prefix}{child.name}"
-                self.defs[qual].append(
-                    (path, module, _statement_lines(child), isinstance(child, ast.ClassDef))
-                )
+                lines = _statement_lines(child)
+                self.defs[qual].append((path, module, lines, isinstance(child, ast.ClassDef)))
+                if lines and not isinstance(child, ast.ClassDef):
+                    called = _private_calls(child, prefix)
+                    if called:
+                        self.helpers[(path, lines[0])] = called
                 self._collect(child, f"{qual}.", path, module)
 
     def lookup(self, name: str) -> list[tuple[str, list[int], bool, bool]]:
@@ -328,6 +336,35 @@ class _Symbols:
             if found:
                 break
         return found
+
+
+def _private_calls(function: ast.AST, class_prefix: str) -> list[str]:
+    """Qualnames of the private helpers whose result ``function`` uses: ``_helper(...)``
+    (a function of the module) and ``self._helper(...)``/``cls._helper(...)`` (a method
+    of its class, ``class_prefix`` being ``Class.``). A call whose result is thrown away
+    (``_check(shape)`` on a line of its own) is a check or a side effect shared by many
+    functions, not the computation an issue about this one is about (on the fix corpus,
+    counting those moved tensor_numel's fix from 2nd to 14th). Dunders are not helpers."""
+    found: dict[str, None] = {}
+    discarded = {id(node.value) for node in ast.walk(function) if isinstance(node, ast.Expr)}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call) or id(node) in discarded:
+            continue
+        func = node.func
+        if isinstance(func, ast.Name):
+            name, qual = func.id, func.id
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+            and class_prefix
+        ):
+            name, qual = func.attr, f"{class_prefix}{func.attr}"
+        else:
+            continue
+        if name.startswith("_") and not name.endswith("__"):
+            found[qual] = None
+    return list(found)
 
 
 # --- issue text --------------------------------------------------------------------------
@@ -396,13 +433,22 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
             for line in symbols.module_lines.get(path, [])[:MAX_FILE_LINES]:
                 add(path, line, WHY_FILE, 1.0 / len(paths))
 
-    # Symbols: names written like code, matched against def/class names.
+    # Symbols: names written like code, matched against def/class names. The private
+    # helpers a named function calls are how it does its work, so their lines count too,
+    # a little less: the issue names ``sliding_window``, the bug is in the
+    # ``_sliding_window_deque`` it returns.
     for name, strong in symbol_names(text):
         found = symbols.lookup(name)
         for path, lines, is_class, exact in found:
             score = (1.0 if exact or strong else 0.8) * (0.5 if is_class else 1.0) / len(found)
             for line in lines[:MAX_SYMBOL_LINES]:
                 add(path, line, f"{WHY_SYMBOL}: {name}", score)
+            for helper in symbols.helpers.get((path, lines[0]), []) if lines else []:
+                for where, helper_lines, _, _ in symbols.lookup(helper):
+                    if where != path:
+                        continue
+                    for line in helper_lines[:MAX_SYMBOL_LINES]:
+                        add(path, line, f"{WHY_SYMBOL}: {name} ({helper})", score * HELPER_SHARE)
 
     return _sorted(Suspect(p, ln, s, why) for (p, ln, why), s in scores.items())
 
