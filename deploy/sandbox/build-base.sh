@@ -2,7 +2,8 @@
 # Build the Kaizen sandbox images without any container registry.
 #
 #   1. kaizen-sandbox-base:bookworm - a Debian bookworm minbase root filesystem made with
-#      debootstrap (python3, pytest, pytest-timeout, coverage, the test plugins and
+#      debootstrap (python3 with pip and venv for a repository's install_command,
+#      pytest, pytest-timeout, coverage, the test plugins and
 #      libraries projects most often need - pytest-asyncio, pytest-mock, hypothesis -
 #      git, ca-certificates) and
 #      `docker import`ed. Cached: skipped when the tag exists with the same package list
@@ -21,7 +22,7 @@ BASE_IMAGE="${BASE_IMAGE:-kaizen-sandbox-base:${SUITE}}"
 IMAGE="${IMAGE:-kaizen-sandbox:latest}"
 # No pytest-cov or xdist: Kaizen measures coverage itself, per test, in one process; the
 # options a project's config gives them are accepted by workers/fix/pytest_shim.py.
-PACKAGES="python3,python3-pytest,python3-pytest-timeout,python3-coverage,python3-pytest-asyncio,python3-pytest-mock,python3-hypothesis,git,ca-certificates"
+PACKAGES="python3,python3-pip,python3-venv,python3-pytest,python3-pytest-timeout,python3-coverage,python3-pytest-asyncio,python3-pytest-mock,python3-hypothesis,git,ca-certificates"
 # Images carry their own label: kaizen.sandbox=1 marks *containers* the Docker backend
 # started (and may prune), and labels on an image are inherited by its containers.
 LABEL="kaizen.sandbox.image=1"

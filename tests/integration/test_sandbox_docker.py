@@ -145,6 +145,44 @@ def test_pytest_run_writes_junit_into_workspace(sandbox: DockerSandbox, workspac
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
 
 
+def test_an_install_command_can_pip_install_into_the_workspace(
+    sandbox: DockerSandbox, workspace: Path
+) -> None:
+    """What docs/configuration.md tells a repository to do with ``fix.install_command``
+    (``pip install --target`` into the workspace, or a ``.venv``): packaging's tests need
+    ``pretend``, and the image had no pip to install it with."""
+    package = workspace / "vendor" / "pretendish"
+    (package / "pretendish").mkdir(parents=True)
+    (package / "pretendish" / "__init__.py").write_text("def stub():\n    return 'stubbed'\n")
+    (package / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='pretendish', version='1.0',"
+        " packages=['pretendish'])\n"
+    )
+    installed = sandbox.run(
+        [
+            "sh",
+            "-c",
+            "python3 -m pip install --quiet --no-index --no-build-isolation"
+            " --target .deps ./vendor/pretendish"
+            " && python3 -m venv --system-site-packages .venv"
+            " && .venv/bin/python -m pip --version",
+        ],
+        workspace=workspace,
+        limits=Limits(timeout_s=120),
+    )
+    assert installed.exit_code == 0, installed
+    used = sandbox.run(
+        [
+            "sh",
+            "-c",
+            "PYTHONPATH=.deps .venv/bin/python -c 'import pretendish; print(pretendish.stub())'",
+        ],
+        workspace=workspace,
+        limits=Limits(timeout_s=60),
+    )
+    assert used.stdout == "stubbed\n", used
+
+
 def test_the_image_runs_async_mocker_and_hypothesis_tests(
     sandbox: DockerSandbox, workspace: Path
 ) -> None:
