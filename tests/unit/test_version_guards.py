@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -14,7 +15,7 @@ def _at(source: str, name: str = "ExceptionGroup", nth: int = 0) -> tuple[str, i
     ``nth`` use, as ruff reports it."""
     source = textwrap.dedent(source)
     seen = 0
-    for row, line in enumerate(source.splitlines(), start=1):
+    for row, line in enumerate(re.split(r"\r\n|\r|\n", source), start=1):
         column = line.find(name)
         while column != -1:
             if seen == nth:
@@ -248,4 +249,12 @@ def test_a_module_skipped_early_on_older_versions() -> None:
         def test_group():
             raise ExceptionGroup("x", [])
     """
+    assert _safe(source)
+
+
+def test_rows_are_counted_as_python_counts_them() -> None:
+    """A form feed (a page break in older code) ends no line for Python."""
+    source = (
+        "import sys\n\x0c\nx = ('größe', ExceptionGroup if sys.version_info >= (3, 11) else None)\n"
+    )
     assert _safe(source)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import collections
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ __all__ = ["Guarantee", "guarantee_at", "runs_only_where_defined"]
 # What an exception handler must name to catch the NameError of a missing builtin.
 _CATCHES_NAME_ERROR = frozenset({"NameError", "Exception", "BaseException"})
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def guarantee_at(source: str, row: int, column: int) -> Guarantee:
     """The :class:`Guarantee` at ``row``/``column`` (1-based; the column counts characters,
     as ruff's does). A file that does not parse guarantees nothing."""
     read = _read(source)
-    lines = source.splitlines()
+    lines = _LINE_BREAK.split(source)  # as ast counts rows: not at form feeds
     if read is None or not 1 <= row <= len(lines):
         return Guarantee()
     tree, reader = read
