@@ -359,6 +359,32 @@ def test_one_remark_on_many_files_is_two_comments_and_a_list(world: World) -> No
     assert "held back" not in text.split("\n")[0]
 
 
+def test_what_the_file_already_does_everywhere_is_not_said_and_the_review_says_so(
+    world: World,
+) -> None:
+    """A file that tests ``k in d.keys()`` in three places gets a fourth: no comment (that
+    is how this file is written), a line in the review body, and no "held back" head count.
+    A new file with the same line gets its comment."""
+    has = "def has_{n}(d, k):\n    return k in d.keys()\n\n\n"
+    world.fake.put_file(REPO, "pkg/legacy.py", "".join(has.format(n=n) for n in range(3)))
+
+    posted, text = review_of(
+        world,
+        "conventions",
+        {
+            "pkg/legacy.py": "".join(has.format(n=n) for n in range(4)),
+            "pkg/fresh.py": has.format(n=0),
+        },
+    )
+
+    assert posted == {("pkg/fresh.py", "ruff:SIM118")}
+    assert (
+        "- `ruff:SIM118` at `pkg/legacy.py` line 14 "
+        "(the rest of the file does the same in 3 places)" in text
+    )
+    assert "held back" not in text.split("\n")[0]
+
+
 def test_files_the_teams_linters_leave_out_are_not_linted_and_the_review_says_so(
     world: World,
 ) -> None:

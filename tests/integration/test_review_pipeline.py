@@ -240,3 +240,42 @@ def test_critic_scores_are_kept_and_decide_only_when_asked(memory: Memory, decid
         assert "secrets:aws-access-key" in patterns(outcome.chosen.posted)  # never gated
     else:
         assert not any(c.reason == "critic" for c in ruff)
+
+
+def lookup_change(pr: str, path: str, places: int) -> ReviewRequest:
+    """A PR adding one ``k in d.keys()`` (ruff SIM118, low) to a file that has ``places``."""
+    has = "def has_{n}(d, k):\n    return k in d.keys()\n"
+    old = [line for n in range(places) for line in has.format(n=n).splitlines()]
+    new = [*old, *has.format(n=places).splitlines()]
+    start = 1 if old else 0
+    patch = f"@@ -{start},{len(old)} +1,{len(new)} @@\n" + "".join(f" {ln}\n" for ln in old)
+    patch += "".join(f"+{ln}\n" for ln in new[len(old) :])
+    status = "modified" if old else "added"
+    diff = DiffModel.from_github_files([{"filename": path, "status": status, "patch": patch}])
+    text = "".join(f"{ln}\n" for ln in new)
+    return ReviewRequest(
+        repo=REPO, pr=pr, diff=diff, file_text={path: text}.get, config=RepoConfig()
+    )
+
+
+def test_the_files_own_convention_holds_until_the_team_accepts_the_rule(memory: Memory) -> None:
+    def sim118(req: ReviewRequest) -> str:
+        outcome = run_review(req, chat=None, memory=memory, rng=random.Random(1))
+        remember_posted(memory, req, outcome, {})
+        (choice,) = [c for c in outcome.chosen.choices if c.finding.pattern == "ruff:SIM118"]
+        if choice.posted:
+            memory.apply_signal(
+                Signal(
+                    id=f"thumbs_up:{choice.experience_id}",
+                    kind="thumbs_up",
+                    experience_id=choice.experience_id,
+                    repo=REPO,
+                    pattern="ruff:SIM118",
+                    at=time.time(),
+                )
+            )
+        return "posted" if choice.posted else choice.reason
+
+    assert sim118(lookup_change("1", "app/legacy.py", 3)) == "convention"
+    assert sim118(lookup_change("2", "app/fresh.py", 0)) == "posted"  # and the team 👍 it
+    assert sim118(lookup_change("3", "app/legacy.py", 3)) == "posted"

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from workers.review.false_alarms import not_djangos_extra, self_assigned_builtin
+import pytest
+
+from workers.review.false_alarms import (
+    not_djangos_extra,
+    self_assigned_builtin,
+    split_inside_a_sentence,
+)
 
 
 def test_a_self_assigned_builtin_is_deliberate() -> None:
@@ -47,3 +53,43 @@ def test_a_file_that_imports_django_keeps_the_remark() -> None:
 def test_what_cannot_be_read_keeps_the_remark() -> None:
     assert not not_djangos_extra("def f(:\n    qs.extra(x)\n", 2)  # does not parse
     assert not not_djangos_extra("x = 1\ny = 2\n", 2)  # no extra() call on the row
+
+
+def columns(line: str, pair: str) -> tuple[int, int]:
+    """Where ``pair`` (two literals side by side) sits on ``line``, as ruff reports ISC001:
+    1-based columns, the end exclusive."""
+    start = line.index(pair) + 1
+    return start, start + len(pair)
+
+
+@pytest.mark.parametrize(
+    ("line", "pair"),
+    [
+        (
+            'raise ValueError(f"Cannot set {key} in {head} " f"due to existing value: {v}")',
+            'f"Cannot set {key} in {head} " f"due to existing value: {v}"',
+        ),
+        ('"description": "Successful " "Response",', '"Successful " "Response"'),
+        ('fields.append("--B\\r\\n" f\'name="N{i}";\')', '"--B\\r\\n" f\'name="N{i}";\''),
+        ('msg = "first part" " second part"', '"first part" " second part"'),
+    ],
+)
+def test_one_sentence_split_where_it_runs_on_is_not_a_missing_comma(line: str, pair: str) -> None:
+    assert split_inside_a_sentence(f"x = 1\n{line}\n", 2, *columns(line, pair))
+
+
+@pytest.mark.parametrize(
+    ("line", "pair"),
+    [
+        ('names = ["alpha" "beta", "gamma"]', '"alpha" "beta"'),
+        ('path = os.path.join("dir" "file.txt")', '"dir" "file.txt"'),
+        ('pattern = r"a\\n" "b"', 'r"a\\n" "b"'),  # a raw string's \\n is two characters
+    ],
+)
+def test_a_split_between_words_stays_a_likely_missing_comma(line: str, pair: str) -> None:
+    assert not split_inside_a_sentence(line + "\n", 1, *columns(line, pair))
+
+
+def test_what_cannot_be_read_as_two_literals_is_not_a_sentence() -> None:
+    assert not split_inside_a_sentence('x = "a " "b"\n', 3, 5, 13)  # no such row
+    assert not split_inside_a_sentence('x = "a " + "b"\n', 1, 5, 15)  # not side by side

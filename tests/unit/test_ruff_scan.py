@@ -374,3 +374,14 @@ def test_rule_ruff_rejects_is_an_error() -> None:
 def test_selector_that_is_not_a_rule_code_is_refused() -> None:
     with pytest.raises(ValueError, match="not a ruff rule code"):
         run_ruff({"a.py": "import os\n"}, diff_of({"a.py": ("", "import os\n")}), ignore=["--fix"])
+
+
+def test_a_missing_comma_is_medium_and_a_joined_sentence_low() -> None:
+    new = 'NAMES = ["alpha" "beta", "gamma"]\nMESSAGE = ("Cannot set " "the value")\n'
+
+    found = scan({"pkg/text.py": ("", new)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:ISC001"] == [
+        (1, "medium"),
+        (2, "low"),
+    ]

@@ -13,6 +13,14 @@ review, and reading a little more of the file settles them:
   takes SQL fragments as ``select``/``where``/``tables``/``order_by``/``params``/
   ``select_params``, or a literal dict or list in their place; a call with none of those,
   in a file that does not import Django, is another library's ``extra``.
+
+And one is right about the code but wrong about its weight:
+
+- ``ISC001`` (two string literals side by side on one line) is medium because it is
+  usually a missing comma (``["a" "b", "c"]``). Where the text runs on across the split,
+  a space or a line break at it (``"Cannot set {key} " f"due to {value}"``, marshmallow;
+  ``"Successful " "Response"``, fastapi), it is one sentence a formatter joined onto one
+  line: a minor remark (combine them), not a likely bug.
 """
 
 from __future__ import annotations
@@ -22,9 +30,21 @@ import builtins
 import functools
 import re
 
-__all__ = ["DJANGO_EXTRA_KEYWORDS", "not_djangos_extra", "self_assigned_builtin"]
+__all__ = [
+    "DJANGO_EXTRA_KEYWORDS",
+    "not_djangos_extra",
+    "self_assigned_builtin",
+    "split_inside_a_sentence",
+]
 
 _SELF_ASSIGNED = re.compile(r"Self-assignment of variable `(\w+)`")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# One string literal on one line: prefix, quote, body (escapes kept as written).
+_LITERAL = re.compile(
+    r"""(?P<prefix>[rRbBuUfFtT]{0,2})(?P<q>\"\"\"|'''|"|')(?P<body>(?:\\.|(?!(?P=q)).)*?)(?P=q)"""
+)
+_RUNS_ON_END = re.compile(r"(?:\s|\\[nrt])$")
+_RUNS_ON_START = re.compile(r"^(?:\s|\\[nrt])")
 _IMPORTS_DJANGO = re.compile(r"^[ \t]*(?:from|import)[ \t]+django\b", re.MULTILINE)
 DJANGO_EXTRA_KEYWORDS = frozenset(
     {"select", "where", "params", "tables", "order_by", "select_params"}
@@ -75,3 +95,27 @@ def _parse(source: str) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def split_inside_a_sentence(source: str, row: int, start: int, end: int) -> bool:
+    """Whether ruff's ISC001 pair from column ``start`` to ``end`` (1-based, ``end``
+    exclusive) on ``row`` is one text split where it runs on: the first literal ends, or
+    the second starts, with whitespace (or a ``\\n``/``\\r``/``\\t`` escape). Anything
+    this cannot read as exactly two literals is not."""
+    lines = _LINE_BREAK.split(source)
+    if not 1 <= row <= len(lines) or not 1 <= start < end:
+        return False
+    pair = lines[row - 1][start - 1 : end - 1]
+    found = list(_LITERAL.finditer(pair))
+    if len(found) != 2 or found[0].start() != 0 or found[1].end() != len(pair):
+        return False
+    if pair[found[0].end() : found[1].start()].strip():
+        return False  # something between them that is not space: not read right
+    return _runs_on(found[0], _RUNS_ON_END) or _runs_on(found[1], _RUNS_ON_START)
+
+
+def _runs_on(literal: re.Match[str], edge: re.Pattern[str]) -> bool:
+    body = literal.group("body")
+    if "r" in literal.group("prefix").lower():  # a raw string has no escapes
+        body = body.replace("\\", "\x00")
+    return edge.search(body) is not None

@@ -27,6 +27,10 @@ CONFIG_SEVERITY = {
 
 _SPACE = re.compile(r"\s+")
 
+# Finding.extra key set by ruff_scan: how often the finding's rule fires on the lines of its
+# file that the PR left alone (read by the review selection's ``convention`` gate).
+UNCHANGED_PLACES = "unchanged_places"
+
 
 def severity_rank(severity: str) -> int:
     """Lowest first, as ``memory.types.SEVERITIES``; unknown names rank as medium."""

@@ -30,6 +30,7 @@ from workers.review.render import (
     ReviewSummary,
     check_summary,
     comment_body,
+    convention_lines,
     moved_comment,
     parse_finding_marker,
     repeat_lines,
@@ -298,7 +299,7 @@ def _summary(
         suppressed=sum(
             1
             for c in outcome.chosen.suppressed
-            if c.reason not in ("already posted", "duplicate", "repeat")
+            if c.reason not in ("already posted", "duplicate", "repeat", "convention")
         ),
         incremental=incremental,
         reviewed_files=len(diff.reviewable()),
@@ -309,6 +310,9 @@ def _summary(
         moved=moved,
         usage=outcome.usage,
         repeats=repeat_lines(repeats_of_posted(outcome.chosen)),
+        conventions=convention_lines(
+            [c.finding for c in outcome.chosen.suppressed if c.reason == "convention"]
+        ),
     )
 
 

@@ -17,6 +17,7 @@ from bot.repo_config import CONFIG_PATH, load_repo_config
 from memory.service import Memory
 from workers.llm import ChatModel
 from workers.review.diff_model import DiffModel
+from workers.review.findings import UNCHANGED_PLACES
 from workers.review.pipeline import ReviewOutcome, ReviewRequest, remember_posted, run_review
 from workers.review.render import comment_body
 from workers.review.selection import Choice
@@ -130,6 +131,8 @@ def _row(choice: Choice, app_slug: str) -> dict[str, Any]:
     }
     if not choice.posted:
         row["reason"] = choice.reason
+    if UNCHANGED_PLACES in f.extra:  # how often the rest of the file does the same
+        row[UNCHANGED_PLACES] = f.extra[UNCHANGED_PLACES]
     return row
 
 

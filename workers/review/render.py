@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workers.review.findings import Finding
+from workers.review.findings import UNCHANGED_PLACES, Finding
 
 # GitHub rejects comment bodies over 65,536 characters; stay well clear of it.
 MAX_COMMENT_CHARS = 60_000
@@ -107,6 +107,30 @@ def repeat_lines(repeats: Mapping[str, Sequence[Finding]], limit: int = 30) -> l
     return lines
 
 
+def convention_lines(held: Sequence[Finding], limit: int = 30) -> list[str]:
+    """One line per rule and file left out as the file's convention: where, and how often
+    the untouched code of the file does the same (``extra["unchanged_places"]``)."""
+    by_place: dict[tuple[str, str], list[Finding]] = {}
+    for f in held:
+        by_place.setdefault((f.pattern, f.path), []).append(f)
+    lines = []
+    for (pattern, path), findings in list(by_place.items())[:limit]:
+        rows = ", ".join(str(f.line) for f in findings[:10])
+        rows += ", …" if len(findings) > 10 else ""
+        others = max((_count(f.extra.get(UNCHANGED_PLACES)) for f in findings), default=0)
+        lines.append(
+            f"- `{pattern}` at `{path}` line{'s' if len(findings) > 1 else ''} {rows} "
+            f"(the rest of the file does the same in {others} places)"
+        )
+    if len(by_place) > limit:
+        lines.append(f"- … and {len(by_place) - limit} more")
+    return lines
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
 @dataclass
 class ReviewSummary:
     posted: int
@@ -118,6 +142,7 @@ class ReviewSummary:
     moved: Sequence[str]  # rendered moved_comment lines
     usage: dict[str, Any] | None = None
     repeats: Sequence[str] = ()  # rendered repeat_lines
+    conventions: Sequence[str] = ()  # rendered convention_lines
 
 
 def review_body(summary: ReviewSummary) -> str:
@@ -132,6 +157,12 @@ def review_body(summary: ReviewSummary) -> str:
     if summary.repeats:
         lines += ["", "The same remark applies to (one comment each is enough):"]
         lines += summary.repeats
+    if summary.conventions:
+        lines += [
+            "",
+            "Not said, because this code is already written that way (`review.convention_places`):",
+        ]
+        lines += summary.conventions
     if summary.skipped_files:
         lines += ["", "Not reviewed:"]
         for path, why in list(summary.skipped_files)[:50]:

@@ -22,14 +22,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from workers.review.diff_model import DiffModel, FileChange
-from workers.review.false_alarms import not_djangos_extra, self_assigned_builtin
-from workers.review.findings import Finding
+from workers.review.false_alarms import (
+    not_djangos_extra,
+    self_assigned_builtin,
+    split_inside_a_sentence,
+)
+from workers.review.findings import UNCHANGED_PLACES, Finding
 from workers.review.version_guards import runs_only_where_defined
 
 if TYPE_CHECKING:
@@ -278,6 +283,8 @@ def run_ruff(
         diagnostics = _run(args, root, timeout_s)
 
         findings: dict[tuple[str, int, str], Finding] = {}
+        # (path, rule code) → places on the lines of that file the PR left alone
+        unchanged: Counter[tuple[str, str]] = Counter()
         for item in diagnostics:
             filename = str(item.get("filename") or "")
             repo_path = written.get(filename) or written.get(str((root / filename).resolve()))
@@ -287,7 +294,21 @@ def run_ruff(
             finding = _finding(repo_path, text, entry, item, python)
             if finding is not None:
                 findings.setdefault((repo_path, finding.line, finding.pattern), finding)
-    return sorted(findings.values(), key=lambda f: (f.path, f.line, f.pattern))
+            elif _row_col(item.get("location"))[0] not in entry.added:
+                unchanged[repo_path, str(item.get("code") or "")] += 1
+    return sorted(
+        (_with_unchanged(f, unchanged) for f in findings.values()),
+        key=lambda f: (f.path, f.line, f.pattern),
+    )
+
+
+def _with_unchanged(finding: Finding, unchanged: Counter[tuple[str, str]]) -> Finding:
+    """The finding with ``extra["unchanged_places"]``: how often its rule fires on the lines
+    of its file that the PR did not touch, code the team has already merged. One file, not
+    all the changed ones: a ``per-file-ignores`` entry then covers both or neither."""
+    code = finding.pattern.removeprefix("ruff:")
+    count = unchanged.get((finding.path, code), 0)
+    return replace(finding, extra={**finding.extra, UNCHANGED_PLACES: count})
 
 
 def _safe_relative(path: str) -> bool:
@@ -386,6 +407,13 @@ def _finding(
     else:
         pattern, severity = f"ruff:{code}", rule_severity(code)
         title = f"**{code}** {message}"
+        end_row, end_column = _row_col(item.get("end_location"))
+        if (
+            code == "ISC001"
+            and end_row == row
+            and split_inside_a_sentence(text, row, column, end_column)
+        ):
+            severity = "low"  # one sentence a formatter joined: not a missing comma
     parts = [title]
     fix = item.get("fix") if isinstance(item.get("fix"), Mapping) else None
     fix_title = str(fix.get("message") or "").strip() if fix else ""

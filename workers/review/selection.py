@@ -10,6 +10,11 @@ Order of the gates, each recorded as the finding's ``reason``:
    certainly not again);
    ``critic`` — the optional LLM critic predicted the team would not act on it (only when
    ``review.critic.decide`` is on);
+   ``convention`` — a ruff remark (neither high nor security) whose rule the same file
+   breaks in at least ``review.convention_places`` places the PR left alone: the team has
+   merged that code, so it is how they write it (werkzeug's tests use
+   ``pytest.raises(E, lambda: …)`` twenty times; marshmallow's tests build naive
+   datetimes on purpose). Made anyway once the team has accepted the rule in this repo;
    ``repeat`` — more of one rule than ``review.max_per_pattern``: the first places make
    the point, the others are listed in the review body. Nine comments of one rule on one
    PR (anyio's S610, typer's PLW1510) fill the budget with one remark, and the team's
@@ -34,13 +39,14 @@ from memory.scores import Mute, Prior, mutes_for, select
 from memory.service import Memory
 from memory.types import Candidate, Kind, experience_id
 from workers.review.critic import critic_gate
-from workers.review.findings import CONFIG_SEVERITY, Finding, severity_rank
+from workers.review.findings import CONFIG_SEVERITY, UNCHANGED_PLACES, Finding, severity_rank
 
 log = logging.getLogger(__name__)
 
 # ruff's flake8-bandit rules for a password or token literal in the code: on a line where
 # the secret scanner found the credential itself, they say the same thing a second time.
 CREDENTIAL_RULES = frozenset({"ruff:S105", "ruff:S106", "ruff:S107"})
+_HIGH = severity_rank("high")
 
 
 @dataclass
@@ -113,6 +119,10 @@ def choose_findings(
             out.choices.append(
                 Choice(finding, False, "critic", critic[finding.key], experience_id=eid)
             )
+        elif follows_convention(finding, config.review.convention_places) and not (
+            _wanted_here(finding.pattern, repo, memory if config.learning.enabled else None, now)
+        ):
+            out.choices.append(Choice(finding, False, "convention", experience_id=eid))
         else:
             seen.add(finding.fingerprint)
             live.append(finding)
@@ -189,6 +199,29 @@ def choose_findings(
         except Exception as exc:  # the shadow log is for audits; never fail a review on it
             log.warning("shadow log write failed", extra={"error": str(exc)})
     return out
+
+
+def follows_convention(finding: Finding, places: int) -> bool:
+    """A ruff remark the file's untouched code already earns ``places`` times or more (see
+    the module docstring). High and security remarks are never a matter of convention."""
+    if places <= 0 or finding.source != "ruff" or severity_rank(finding.severity) >= _HIGH:
+        return False
+    count = finding.extra.get(UNCHANGED_PLACES)
+    return isinstance(count, int) and count >= places
+
+
+def _wanted_here(pattern: str, repo: str, memory: Memory | None, now: float) -> bool:
+    """Whether the team has accepted this pattern in this repository more than it has
+    turned it down, and lately (one acceptance counts for half after a half-life): then a
+    convention in old code is not what they want in new code."""
+    if memory is None:
+        return False
+    try:
+        accepts, rejects = memory.scores.counts(repo, pattern, now)
+    except Exception as exc:  # scores unavailable: the convention stands
+        log.warning("pattern score unavailable", extra={"error": str(exc)})
+        return False
+    return accepts >= 0.5 and accepts > rejects
 
 
 def _cap_repeats(
