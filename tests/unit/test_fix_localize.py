@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from workers.code_paths import is_test_path
 from workers.fix.localize import (
     CONTEXT_PLUGIN,
     CONTEXT_PLUGIN_MODULE,
@@ -21,7 +22,6 @@ from workers.fix.localize import (
     coverage_argv,
     from_failures,
     from_issue_text,
-    is_test_path,
     ochiai,
     rank,
     read_coverage,

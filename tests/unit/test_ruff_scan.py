@@ -385,3 +385,23 @@ def test_a_missing_comma_is_medium_and_a_joined_sentence_low() -> None:
         (1, "medium"),
         (2, "low"),
     ]
+
+
+def test_bandits_rules_and_assert_false_are_minor_in_test_code() -> None:
+    code = (
+        "import pickle\n\n\n"
+        "def load(data, bucket=[]):\n"
+        "    assert False, 'unreachable'\n"
+        "    return pickle.loads(data)\n"
+    )
+    paths = ("pkg/store.py", "tests/test_store.py", "pkg/store_test.py", "conftest.py")
+
+    found = scan({path: ("", code) for path in paths})
+
+    severity = {(f.path, f.pattern): f.severity for f in found}
+    assert severity[("pkg/store.py", "ruff:S301")] == "high"
+    assert severity[("pkg/store.py", "ruff:B011")] == "medium"
+    for path in paths[1:]:
+        assert severity[(path, "ruff:S301")] == "low"
+        assert severity[(path, "ruff:B011")] == "low"
+        assert severity[(path, "ruff:B006")] == "medium"  # a likely bug is one in tests too

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.service import Memory
 from memory.trajectories import Transition
+from workers.code_paths import is_test_path
 from workers.fix.evaluate import TestRunner, score
 from workers.fix.loop import FixContext
 from workers.fix.types import Patch, RefusedEdit, check_edit_path
@@ -254,7 +255,7 @@ class LlmFixPolicy:
 
     def _edit(self, args: dict[str, Any], ctx: FixContext, state: _State) -> str:
         path = check_edit_path(_text_arg(args, "path"))
-        if re.search(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)", path):
+        if is_test_path(path):
             return "error: refused: tests are the judge, not the patient; edit the code"
         text = self._text(path, ctx, state)
         if text is None:

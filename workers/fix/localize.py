@@ -57,6 +57,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from workers.code_paths import is_test_path
 from workers.fix.types import Suspect
 from workers.sandbox.junit import TestResult
 
@@ -186,20 +187,6 @@ def _replace(path: Path, text: str) -> None:
 
 
 # --- paths ---------------------------------------------------------------------------
-_TEST_DIRS = frozenset({"tests", "test"})
-
-
-def is_test_path(path: str) -> bool:
-    """A test file: under ``tests/``/``test/``, ``test_*.py``, ``*_test.py``, ``conftest.py``."""
-    parts = path.replace("\\", "/").split("/")
-    name = parts[-1]
-    return (
-        any(p in _TEST_DIRS for p in parts[:-1])
-        or name == "conftest.py"
-        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
-    )
-
-
 def _repo_path(path: str) -> str | None:
     """``path`` as a clean repository-relative path, or ``None`` if it leaves the repo."""
     path = path.replace("\\", "/")

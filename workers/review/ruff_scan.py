@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from workers.code_paths import is_test_path
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     not_djangos_extra,
@@ -414,6 +415,8 @@ def _finding(
             and split_inside_a_sentence(text, row, column, end_column)
         ):
             severity = "low"  # one sentence a formatter joined: not a missing comma
+        elif is_test_path(path) and _minor_in_tests(code):
+            severity = "low"
     parts = [title]
     fix = item.get("fix") if isinstance(item.get("fix"), Mapping) else None
     fix_title = str(fix.get("message") or "").strip() if fix else ""
@@ -451,6 +454,19 @@ def _newer_builtin(message: str, python: DeclaredPython) -> tuple[str, int] | No
     if match is None or added is None or python.minor >= added:
         return None
     return match.group(1), added
+
+
+def _minor_in_tests(code: str) -> bool:
+    """Bandit's rules (S) and B011 in test code: minor remarks, whatever they are elsewhere.
+
+    Test code runs on developers' machines and in CI, on inputs the tests write: requests
+    unpickles its own objects, jinja2 and starlette build template environments without
+    autoescape to test them, a test helper starts a shell. "``python -O`` strips this
+    ``assert False``" (B011) holds for every assert in a test. Worth a word, not an
+    "important" label ahead of the likely bugs in the code that ships.
+    """
+    letters = _LETTERS.match(code)
+    return (letters is not None and letters.group() == "S") or code == "B011"
 
 
 def rule_severity(code: str) -> str:
