@@ -288,6 +288,12 @@ def test_a_noqa_for_another_linters_rule_is_left_alone() -> None:
     assert scan({"a.py": ("", source)}) == []
 
 
+def test_a_noqa_code_a_newer_ruff_renamed_is_left_alone() -> None:
+    """RUF101 asks for the new name (TC001), which the team's older ruff does not know."""
+    source = "from pkg import Thing  # noqa: TCH001\n\nVALUE: Thing\n"
+    assert [f.pattern for f in scan({"a.py": ("", source)})] == []
+
+
 def test_same_rule_twice_on_a_line_is_one_finding() -> None:
     findings = scan({"a.py": ("", "import os, sys\n")})
 
