@@ -7,17 +7,22 @@ All three need the same answer to "is this a test file?".
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 __all__ = ["is_test_path"]
 
 _TEST_DIRS = frozenset({"tests", "test"})
 
 
-def is_test_path(path: str) -> bool:
-    """A test file: under ``tests/``/``test/``, ``test_*.py``, ``*_test.py``, ``conftest.py``."""
-    parts = path.replace("\\", "/").split("/")
+def is_test_path(path: str, test_roots: Collection[str] = ()) -> bool:
+    """A test file: under ``tests/``/``test/``, ``test_*.py``, ``*_test.py``, ``conftest.py``,
+    or in one of ``test_roots`` (folders or files from the root: pytest's ``testpaths``)."""
+    path = path.replace("\\", "/")
+    parts = path.split("/")
     name = parts[-1]
     return (
-        any(p in _TEST_DIRS for p in parts[:-1])
+        any(path == root or path.startswith(root + "/") for root in test_roots)
+        or any(p in _TEST_DIRS for p in parts[:-1])
         or name == "conftest.py"
         or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
     )

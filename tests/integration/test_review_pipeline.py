@@ -279,3 +279,27 @@ def test_the_files_own_convention_holds_until_the_team_accepts_the_rule(memory: 
     assert sim118(lookup_change("1", "app/legacy.py", 3)) == "convention"
     assert sim118(lookup_change("2", "app/fresh.py", 0)) == "posted"  # and the team 👍 it
     assert sim118(lookup_change("3", "app/legacy.py", 3)) == "posted"
+
+
+def test_code_under_the_repositorys_pytest_testpaths_is_test_code() -> None:
+    """celery keeps its tests in ``t/unit`` (pyproject's testpaths): a /tmp path there is a
+    minor remark, as in any tests/ folder, and an important one in the code that ships."""
+    source = 'BEAT_SCHEDULE = "/tmp/beat-schedule"\n'
+    paths = ("t/unit/bin/proj/daemon_config.py", "celery/bin/config.py")
+    files = [
+        {"filename": p, "status": "added", "patch": f"@@ -0,0 +1,1 @@\n+{source}"} for p in paths
+    ]
+    text = {p: source for p in paths}
+    text["pyproject.toml"] = '[tool.pytest.ini_options]\ntestpaths = "t/unit/"\n'
+    req = ReviewRequest(
+        repo=REPO,
+        pr="5",
+        diff=DiffModel.from_github_files(files),
+        file_text=text.get,
+        config=RepoConfig(),
+    )
+
+    outcome = run_review(req, chat=None, memory=None, rng=random.Random(1))
+
+    severity = {c.finding.path: c.finding.severity for c in outcome.chosen.choices}
+    assert severity == {"t/unit/bin/proj/daemon_config.py": "low", "celery/bin/config.py": "high"}

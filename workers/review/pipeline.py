@@ -27,6 +27,7 @@ from workers.review.findings import Finding
 from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
 from workers.review.python_version import declared_python
+from workers.review.repo_files import pytest_testpaths
 from workers.review.ruff_scan import run_ruff
 from workers.review.ruff_team_config import TeamRuffConfig, team_config
 from workers.review.secrets_scan import redact_secrets, scan_secrets
@@ -150,6 +151,7 @@ def collect_findings(
                     select=config.ruff.select,
                     ignore=config.ruff.ignore,
                     python=_from_repo(request, declared_python, None, "Python version"),
+                    test_roots=_from_repo(request, pytest_testpaths, (), "pytest config"),
                 )
                 team = _from_repo(request, team_config, TeamRuffConfig(), "ruff config")
                 keep = config.ruff.select

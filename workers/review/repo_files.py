@@ -70,3 +70,43 @@ def flake8_list(value: str) -> list[str]:
     """A flake8 list option (comma- or line-separated, ``#`` comments) as its items."""
     pieces = value.replace("\n", ",").split(",")
     return [p.split("#", 1)[0].strip() for p in pieces if p.split("#", 1)[0].strip()]
+
+
+# pytest's own order: the first of these with a pytest section is its config file.
+PYTEST_INI_FILES = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"))
+PYTEST_LATER_INI_FILES = (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+MAX_TEST_PATHS = 50
+
+
+def pytest_testpaths(file_text: Callable[[str], str | None]) -> tuple[str, ...]:
+    """The folders and files pytest's ``testpaths`` names (from the repository root), from
+    pytest's own config file: where a project keeps tests that no name says are tests
+    (celery's ``t/unit``). Globs, ``.`` (the whole repository) and paths leaving it are
+    left out."""
+    for name, section in PYTEST_INI_FILES:
+        parser = load_ini(file_text(name))
+        if parser is not None and parser.has_section(section):
+            return _test_paths(parser.get(section, "testpaths", fallback=""))
+    document = load_toml(file_text("pyproject.toml"))
+    tool = document.get("tool") if document is not None else None
+    pytest = tool.get("pytest") if isinstance(tool, Mapping) else None
+    options = pytest.get("ini_options") if isinstance(pytest, Mapping) else None
+    if isinstance(options, Mapping):
+        raw: object = options.get("testpaths", "")
+        if isinstance(raw, list):
+            raw = " ".join(str(item) for item in raw if isinstance(item, str))
+        return _test_paths(raw if isinstance(raw, str) else "")
+    for name, section in PYTEST_LATER_INI_FILES:
+        parser = load_ini(file_text(name))
+        if parser is not None and parser.has_section(section):
+            return _test_paths(parser.get(section, "testpaths", fallback=""))
+    return ()
+
+
+def _test_paths(value: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in value.split()[:MAX_TEST_PATHS]:
+        path = clean_glob(item)
+        if path is not None and path != "." and not any(c in path for c in "*?["):
+            out.append(path)
+    return tuple(out)

@@ -217,6 +217,7 @@ def run_ruff(
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     python: DeclaredPython | None = None,
+    test_roots: Sequence[str] = (),
     timeout_s: float = 60.0,
 ) -> list[Finding]:
     """Ruff findings on the added lines of ``files`` (repository path → text at the PR head).
@@ -227,6 +228,8 @@ def run_ruff(
     apply); ``ignore`` is always passed on. ``python`` is the oldest Python the repository
     supports: ruff lints for it (its own default otherwise), and syntax newer than that is
     reported as ``ruff:unsupported-syntax``, naming where the version is declared.
+    ``test_roots`` are where the repository keeps tests besides the usual names (pytest's
+    ``testpaths``): some remarks weigh less in test code.
     Raises :class:`RuffUnavailable` when ruff cannot be found, fails or times out, and
     ``ValueError`` for a selector that is not a rule code.
     """
@@ -295,7 +298,8 @@ def run_ruff(
             if repo_path is None:
                 continue
             text, entry = wanted[repo_path]
-            finding = _finding(repo_path, text, entry, item, python)
+            in_tests = is_test_path(repo_path, test_roots)
+            finding = _finding(repo_path, text, entry, item, python, in_tests)
             if finding is not None:
                 findings.setdefault((repo_path, finding.line, finding.pattern), finding)
             elif _row_col(item.get("location"))[0] not in entry.added:
@@ -373,6 +377,7 @@ def _finding(
     entry: FileChange,
     item: Mapping[str, Any],
     python: DeclaredPython | None = None,
+    in_tests: bool = False,
 ) -> Finding | None:
     """One ruff diagnostic as a finding, or None when its row is not an added line."""
     row, column = _row_col(item.get("location"))
@@ -418,7 +423,7 @@ def _finding(
             and split_inside_a_sentence(text, row, column, end_column)
         ):
             severity = "low"  # one sentence a formatter joined: not a missing comma
-        elif is_test_path(path) and _minor_in_tests(code):
+        elif in_tests and _minor_in_tests(code):
             severity = "low"
     parts = [title]
     fix = item.get("fix") if isinstance(item.get("fix"), Mapping) else None
