@@ -24,6 +24,7 @@ from workers.llm import ChatModel
 from workers.review.critic import CriticExample, critic_scores
 from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
+from workers.review.generated import generated_by
 from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
 from workers.review.python_version import declared_python
@@ -94,6 +95,19 @@ def _from_repo(
         return fallback
 
 
+def _leave_out_generated(request: ReviewRequest) -> None:
+    """Mark the changed Python files a tool wrote (see ``workers.review.generated``) as not
+    reviewed, saying which header line told."""
+    for entry in request.diff.reviewable():
+        if not entry.added or not entry.path.endswith(PYTHON_SUFFIXES):
+            continue
+        text = request.file_text(entry.path)
+        header = generated_by(text) if text else None
+        if header is not None:
+            shown = header.replace("`", "'")  # the review body puts paths in backticks
+            entry.skipped = f"generated, as its header says: {shown}"
+
+
 def _ruff_sources(request: ReviewRequest, notes: list[str]) -> dict[str, str]:
     """The changed Python files ruff should check, by path, with their text at the head;
     what is left out, and why, goes into ``notes``."""
@@ -141,6 +155,8 @@ def collect_findings(
     findings: list[Finding] = []
     if config.secrets.enabled:
         findings += scan_secrets(diff)
+    if config.skip_generated:
+        _leave_out_generated(request)
     if config.ruff.enabled:
         sources = _ruff_sources(request, notes)
         if sources:
