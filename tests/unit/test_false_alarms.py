@@ -6,6 +6,7 @@ import pytest
 
 from workers.review.false_alarms import (
     not_djangos_extra,
+    probes_an_attribute,
     self_assigned_builtin,
     split_inside_a_sentence,
 )
@@ -93,3 +94,30 @@ def test_a_split_between_words_stays_a_likely_missing_comma(line: str, pair: str
 def test_what_cannot_be_read_as_two_literals_is_not_a_sentence() -> None:
     assert not split_inside_a_sentence('x = "a " "b"\n', 3, 5, 13)  # no such row
     assert not split_inside_a_sentence('x = "a " + "b"\n', 1, 5, 15)  # not side by side
+
+
+PROBE = """\
+try:
+    import brotli
+except ImportError:
+    pass
+else:
+    try:
+        brotli.Decompressor.process
+    except {caught}:
+        warn("brotli is too old")
+"""
+
+
+@pytest.mark.parametrize(
+    "caught", ["AttributeError", "(ImportError, AttributeError)", "Exception", "builtins.Exception"]
+)
+def test_an_attribute_read_under_a_try_that_catches_its_absence_is_a_probe(caught: str) -> None:
+    assert probes_an_attribute(PROBE.format(caught=caught), 7)
+
+
+def test_an_attribute_read_outside_such_a_try_is_useless() -> None:
+    assert not probes_an_attribute(PROBE.format(caught="KeyError"), 7)
+    assert not probes_an_attribute("obj.attr\n", 1)
+    assert not probes_an_attribute("try:\n    obj.attr + 1\nexcept AttributeError:\n    pass\n", 2)
+    assert not probes_an_attribute("def broken(:\n", 1)

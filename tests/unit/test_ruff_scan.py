@@ -411,3 +411,11 @@ def test_bandits_rules_and_assert_false_are_minor_in_test_code() -> None:
         assert severity[(path, "ruff:S301")] == "low"
         assert severity[(path, "ruff:B011")] == "low"
         assert severity[(path, "ruff:B006")] == "medium"  # a likely bug is one in tests too
+
+
+def test_an_attribute_probe_in_a_try_is_no_useless_expression() -> None:
+    probe = "import mod\n\ntry:\n    mod.feature\nexcept AttributeError:\n    HAS_FEATURE = False\n"
+    useless = "def f(mod):\n    mod.feature\n"
+
+    assert [f.pattern for f in scan({"a.py": ("", probe)})] == []
+    assert [f.pattern for f in scan({"b.py": ("", useless)})] == ["ruff:B018"]

@@ -32,6 +32,7 @@ from workers.code_paths import is_test_path
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     not_djangos_extra,
+    probes_an_attribute,
     self_assigned_builtin,
     split_inside_a_sentence,
 )
@@ -388,8 +389,10 @@ def _finding(
     # Syntax errors have no rule code: null before ruff 0.12, "invalid-syntax" since.
     code = raw_code if _RULE_CODE.fullmatch(raw_code) else None
     message = str(item.get("message") or "").strip()
-    if (code == "PLW0127" and self_assigned_builtin(message, frozenset(NEWER_BUILTINS))) or (
-        code == "S610" and not_djangos_extra(text, row)
+    if (
+        (code == "PLW0127" and self_assigned_builtin(message, frozenset(NEWER_BUILTINS)))
+        or (code == "S610" and not_djangos_extra(text, row))
+        or (code == "B018" and probes_an_attribute(text, row))
     ):
         return None  # see workers.review.false_alarms
     newer = _newer_builtin(message, python) if code == "F821" and python else None
