@@ -6,7 +6,7 @@ import pytest
 
 from workers.review.false_alarms import (
     not_djangos_extra,
-    probes_an_attribute,
+    raises_on_purpose,
     self_assigned_builtin,
     split_inside_a_sentence,
 )
@@ -110,14 +110,19 @@ else:
 
 
 @pytest.mark.parametrize(
-    "caught", ["AttributeError", "(ImportError, AttributeError)", "Exception", "builtins.Exception"]
+    "caught", ["AttributeError", "(ImportError, AttributeError)", "Exception", "KeyError"]
 )
-def test_an_attribute_read_under_a_try_that_catches_its_absence_is_a_probe(caught: str) -> None:
-    assert probes_an_attribute(PROBE.format(caught=caught), 7)
+def test_an_attribute_read_alone_in_a_try_is_there_to_raise(caught: str) -> None:
+    assert raises_on_purpose(PROBE.format(caught=caught), 7)
 
 
-def test_an_attribute_read_outside_such_a_try_is_useless() -> None:
-    assert not probes_an_attribute(PROBE.format(caught="KeyError"), 7)
-    assert not probes_an_attribute("obj.attr\n", 1)
-    assert not probes_an_attribute("try:\n    obj.attr + 1\nexcept AttributeError:\n    pass\n", 2)
-    assert not probes_an_attribute("def broken(:\n", 1)
+def test_an_expression_alone_in_a_try_is_there_to_raise() -> None:
+    source = "try:\n    1 / 0\nexcept Exception as e:\n    info = e\n"
+    assert raises_on_purpose(source, 2)
+
+
+def test_an_expression_outside_a_try_with_handlers_is_useless() -> None:
+    assert not raises_on_purpose("obj.attr\n", 1)
+    assert not raises_on_purpose("try:\n    obj.attr\nfinally:\n    close()\n", 2)
+    assert not raises_on_purpose("try:\n    x = 1\nexcept E:\n    pass\nobj.attr\n", 5)
+    assert not raises_on_purpose("def broken(:\n", 1)

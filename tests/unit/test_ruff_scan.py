@@ -88,6 +88,7 @@ def test_patterns_and_severities() -> None:
         ("ASYNC230", "medium"),
         ("DTZ005", "medium"),
         ("PLW0120", "medium"),
+        ("PLW0108", "low"),  # a lambda kept for late lookup is not a likely bug
         ("RUF006", "medium"),
         ("RUF012", "medium"),
         ("F401", "low"),

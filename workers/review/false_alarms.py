@@ -13,9 +13,11 @@ review, and reading a little more of the file settles them:
   takes SQL fragments as ``select``/``where``/``tables``/``order_by``/``params``/
   ``select_params``, or a literal dict or list in their place; a call with none of those,
   in a file that does not import Django, is another library's ``extra``.
-- ``B018`` (useless expression) on an attribute read inside ``try`` whose handler
-  catches ``AttributeError``: ``brotli.Decompressor.process`` (scrapy 2.11) asks whether
-  the installed version has it, the way ``hasattr`` would. The read is the point.
+- ``B018`` (useless expression) on an expression standing alone in the body of a
+  ``try`` with an ``except``: it is there to raise. ``brotli.Decompressor.process`` under
+  ``except AttributeError`` (scrapy 2.11) asks whether the installed version has it, as
+  ``hasattr`` would; ``1 / 0`` under ``except Exception as e`` (sanic's tests) makes an
+  exception to work with.
 
 And one is right about the code but wrong about its weight:
 
@@ -36,7 +38,7 @@ import re
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "not_djangos_extra",
-    "probes_an_attribute",
+    "raises_on_purpose",
     "self_assigned_builtin",
     "split_inside_a_sentence",
 ]
@@ -93,39 +95,21 @@ def _djangos_shape(call: ast.Call) -> bool:
     )
 
 
-_PROBE_CATCHES = frozenset({"AttributeError", "Exception", "BaseException"})
-
-
-def probes_an_attribute(source: str, row: int) -> bool:
-    """Whether ``row`` holds an attribute read standing alone as a statement directly in
-    the body of a ``try`` with a handler for ``AttributeError`` (or anything broader)."""
+def raises_on_purpose(source: str, row: int) -> bool:
+    """Whether ``row`` holds an expression standing alone as a statement directly in the
+    body of a ``try`` that has an ``except`` (not only a ``finally``)."""
     tree = _parse(source)
     if tree is None:
         return False
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Try | ast.TryStar):
-            continue
-        if not any(_catches_attribute_error(h) for h in node.handlers):
+        if not isinstance(node, ast.Try | ast.TryStar) or not node.handlers:
             continue
         for statement in node.body:
-            if (
-                isinstance(statement, ast.Expr)
-                and isinstance(statement.value, ast.Attribute)
-                and statement.lineno <= row <= (statement.end_lineno or statement.lineno)
+            if isinstance(statement, ast.Expr) and (
+                statement.lineno <= row <= (statement.end_lineno or statement.lineno)
             ):
                 return True
     return False
-
-
-def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True  # a bare except
-    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(
-        (isinstance(k, ast.Name) and k.id in _PROBE_CATCHES)
-        or (isinstance(k, ast.Attribute) and k.attr in _PROBE_CATCHES)
-        for k in kinds
-    )
 
 
 @functools.lru_cache(maxsize=16)  # ruff reports several lines per file
