@@ -340,3 +340,30 @@ def test_a_file_a_tool_wrote_gets_no_remarks_but_a_leak_in_it_is_found(skip: boo
         )
     else:
         assert not diff.skipped()
+
+
+def test_a_test_file_its_conftest_keeps_from_older_pythons_may_use_newer_syntax() -> None:
+    source = "type Pair[T] = tuple[T, T]\n"
+    paths = ("tests/test_generics_695.py", "tests/test_generics.py")
+    files = [
+        {"filename": p, "status": "added", "patch": f"@@ -0,0 +1,1 @@\n+{source}"} for p in paths
+    ]
+    text = {p: source for p in paths}
+    text["pyproject.toml"] = "[project]\nname = 'pkg'\nrequires-python = '>=3.8'\n"
+    text["tests/conftest.py"] = (
+        "import sys\n\ncollect_ignore_glob = []\nif sys.version_info < (3, 12):\n"
+        "    collect_ignore_glob.append('*_695.py')\n"
+    )
+    req = ReviewRequest(
+        repo=REPO,
+        pr="4",
+        diff=DiffModel.from_github_files(files),
+        file_text=text.get,
+        config=RepoConfig(),
+    )
+
+    outcome = run_review(req, chat=None, memory=None, rng=random.Random(1))
+
+    assert {(c.finding.path, c.finding.pattern) for c in outcome.chosen.choices} == {
+        ("tests/test_generics.py", "ruff:unsupported-syntax")
+    }

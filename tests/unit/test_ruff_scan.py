@@ -17,6 +17,7 @@ from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
 from workers.review.python_version import DeclaredPython
 from workers.review.ruff_scan import RuffUnavailable, rule_severity, run_ruff
+from workers.review.version_guards import collected_from
 
 
 def diff_of(changes: dict[str, tuple[str, str]]) -> DiffModel:
@@ -420,3 +421,31 @@ def test_an_attribute_probe_in_a_try_is_no_useless_expression() -> None:
 
     assert [f.pattern for f in scan({"a.py": ("", probe)})] == []
     assert [f.pattern for f in scan({"b.py": ("", useless)})] == ["ruff:B018"]
+
+
+def test_syntax_a_conftest_keeps_from_older_pythons_is_no_remark_in_its_tests() -> None:
+    """cattrs 24.1: PEP 695 in tests/test_generics_695.py, which its conftest has pytest
+    ignore before 3.12, on a project that supports 3.8."""
+    source = "type Pair[T] = tuple[T, T]\n"
+    paths = ("tests/test_generics_695.py", "src/pkg/generics_695.py", "tests/test_other.py")
+    changes = {path: ("", source) for path in paths}
+    conftest = {"tests/conftest.py": CONFTEST_695}
+
+    found = run_ruff(
+        {path: source for path in paths},
+        diff_of(changes),
+        python=DeclaredPython(8, "requires-python = '>=3.8' in pyproject.toml"),
+        collected_from=lambda path: collected_from(path, conftest.get),
+    )
+
+    flagged = {f.path for f in found if f.pattern == "ruff:unsupported-syntax"}
+    assert flagged == {"src/pkg/generics_695.py", "tests/test_other.py"}
+
+
+CONFTEST_695 = """\
+import sys
+
+collect_ignore_glob = []
+if sys.version_info < (3, 12):
+    collect_ignore_glob.append("*_695.py")
+"""

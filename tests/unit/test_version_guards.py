@@ -7,7 +7,11 @@ import textwrap
 
 import pytest
 
-from workers.review.version_guards import guarantee_at, runs_only_where_defined
+from workers.review.version_guards import (
+    collected_from,
+    guarantee_at,
+    runs_only_where_defined,
+)
 
 
 def _at(source: str, name: str = "ExceptionGroup", nth: int = 0) -> tuple[str, int, int]:
@@ -258,3 +262,54 @@ def test_rows_are_counted_as_python_counts_them() -> None:
         "import sys\n\x0c\nx = ('größe', ExceptionGroup if sys.version_info >= (3, 11) else None)\n"
     )
     assert _safe(source)
+
+
+CATTRS_CONFTEST = """\
+import platform
+import sys
+
+collect_ignore_glob = []
+if sys.version_info < (3, 10):
+    collect_ignore_glob.append("*_604.py")
+if sys.version_info < (3, 12):
+    collect_ignore_glob.append("*_695.py")
+if platform.python_implementation() == "PyPy":
+    collect_ignore_glob.append("*_cpython.py")
+"""
+
+
+def test_a_conftest_keeps_test_files_from_older_pythons() -> None:
+    files = {"tests/conftest.py": CATTRS_CONFTEST}
+
+    assert collected_from("tests/test_generics_695.py", files.get) == 12
+    assert collected_from("tests/deep/er/test_union_604.py", files.get) == 10
+    assert collected_from("tests/test_plain.py", files.get) is None
+    assert collected_from("tests/test_gen_cpython.py", files.get) is None  # not a version
+    assert collected_from("src/pkg/module_695.py", files.get) is None  # another folder
+
+
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        "import sys\ncollect_ignore = []\nif sys.version_info[:2] < (3, 10):\n"
+        "    collect_ignore.extend(['tests/test_pattern_matching.py', 'tests/test_next.py'])\n",
+        "import sys\ncollect_ignore = []\nif sys.version_info >= (3, 10):\n    pass\n"
+        "else:\n    collect_ignore += ['tests/test_pattern_matching.py']\n",
+        "from sys import version_info\nif version_info.minor < 10:\n"
+        "    collect_ignore = ['tests']\n",
+    ],
+)
+def test_the_ways_a_conftest_adds_to_its_ignore_lists(conftest: str) -> None:
+    """attrs: ``collect_ignore.extend([...])`` under ``sys.version_info[:2] < (3, 10)``."""
+    files = {"conftest.py": conftest}
+
+    assert collected_from("tests/test_pattern_matching.py", files.get) == 10
+
+
+def test_an_ignore_without_a_version_check_or_a_broken_conftest_says_nothing() -> None:
+    plain = {"conftest.py": "collect_ignore = ['tests/test_slow.py']\n"}
+    broken = {"conftest.py": "if sys.version_info < (3, 12:\n"}
+
+    assert collected_from("tests/test_slow.py", plain.get) is None
+    assert collected_from("tests/test_slow.py", broken.get) is None
+    assert collected_from("tests/test_slow.py", {}.get) is None

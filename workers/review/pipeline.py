@@ -8,6 +8,7 @@ line saying the LLM was unavailable beats no review.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
@@ -34,6 +35,7 @@ from workers.review.ruff_team_config import TeamRuffConfig, team_config
 from workers.review.secrets_scan import redact_secrets, scan_secrets
 from workers.review.selection import Chosen, choose_findings
 from workers.review.state import ReviewState
+from workers.review.version_guards import collected_from
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -168,6 +170,12 @@ def collect_findings(
                     ignore=config.ruff.ignore,
                     python=_from_repo(request, declared_python, None, "Python version"),
                     test_roots=_from_repo(request, pytest_testpaths, (), "pytest config"),
+                    collected_from=lambda path: _from_repo(
+                        request,
+                        functools.partial(collected_from, path),
+                        None,
+                        "conftest.py files",
+                    ),
                 )
                 team = _from_repo(request, team_config, TeamRuffConfig(), "ruff config")
                 keep = config.ruff.select

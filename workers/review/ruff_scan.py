@@ -14,6 +14,7 @@ it as a GitHub suggestion, so accepting the remark is one click.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -190,6 +191,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # ruff's message for syntax a Python version lacks: "Cannot use `match` statement on
 # Python 3.9 (syntax was added in Python 3.10)"
 _VERSION_SYNTAX = re.compile(r"\(syntax was (?:added|removed) in Python \d+\.\d+\)")
+_ADDED_IN = re.compile(r"\(syntax was added in Python 3\.(\d+)\)")
 _UNDEFINED_NAME = re.compile(r"Undefined name `(\w+)`")
 # Builtins newer than the oldest Python ruff lints for, by the minor version that added
 # them: linting for 3.8, ruff calls them undefined (F821), though libraries use them
@@ -223,6 +225,7 @@ def run_ruff(
     ignore: Sequence[str] = (),
     python: DeclaredPython | None = None,
     test_roots: Sequence[str] = (),
+    collected_from: Callable[[str], int | None] | None = None,
     timeout_s: float = 60.0,
 ) -> list[Finding]:
     """Ruff findings on the added lines of ``files`` (repository path → text at the PR head).
@@ -234,7 +237,9 @@ def run_ruff(
     supports: ruff lints for it (its own default otherwise), and syntax newer than that is
     reported as ``ruff:unsupported-syntax``, naming where the version is declared.
     ``test_roots`` are where the repository keeps tests besides the usual names (pytest's
-    ``testpaths``): some remarks weigh less in test code.
+    ``testpaths``): some remarks weigh less in test code. ``collected_from(path)`` is the
+    oldest Python 3 minor pytest collects a test file on (its conftest files' version-
+    guarded ``collect_ignore``), asked only of files with syntax or builtins too new.
     Raises :class:`RuffUnavailable` when ruff cannot be found, fails or times out, and
     ``ValueError`` for a selector that is not a rule code.
     """
@@ -295,6 +300,7 @@ def run_ruff(
         diagnostics = _run(args, root, timeout_s)
 
         findings: dict[tuple[str, int, str], Finding] = {}
+        floors: dict[str, int | None] = {}  # collected_from, asked once a file
         # (path, rule code) → places on the lines of that file the PR left alone
         unchanged: Counter[tuple[str, str]] = Counter()
         for item in diagnostics:
@@ -304,7 +310,8 @@ def run_ruff(
                 continue
             text, entry = wanted[repo_path]
             in_tests = is_test_path(repo_path, test_roots)
-            finding = _finding(repo_path, text, entry, item, python, in_tests)
+            collected = functools.partial(_floor, floors, collected_from, repo_path)
+            finding = _finding(repo_path, text, entry, item, python, in_tests, collected)
             if finding is not None:
                 findings.setdefault((repo_path, finding.line, finding.pattern), finding)
             elif _row_col(item.get("location"))[0] not in entry.added:
@@ -313,6 +320,18 @@ def run_ruff(
         (_with_unchanged(f, unchanged) for f in findings.values()),
         key=lambda f: (f.path, f.line, f.pattern),
     )
+
+
+def _floor(
+    floors: dict[str, int | None],
+    collected_from: Callable[[str], int | None] | None,
+    path: str,
+) -> int | None:
+    if collected_from is None:
+        return None
+    if path not in floors:
+        floors[path] = collected_from(path)
+    return floors[path]
 
 
 def _with_unchanged(finding: Finding, unchanged: Counter[tuple[str, str]]) -> Finding:
@@ -383,8 +402,10 @@ def _finding(
     item: Mapping[str, Any],
     python: DeclaredPython | None = None,
     in_tests: bool = False,
+    collected: Callable[[], int | None] = lambda: None,
 ) -> Finding | None:
-    """One ruff diagnostic as a finding, or None when its row is not an added line."""
+    """One ruff diagnostic as a finding, or None when its row is not an added line.
+    ``collected()`` is the oldest Python 3 minor pytest collects this test file on."""
     row, column = _row_col(item.get("location"))
     added = entry.added
     if row not in added:
@@ -402,6 +423,10 @@ def _finding(
     newer = _newer_builtin(message, python) if code == "F821" and python else None
     if newer is not None and runs_only_where_defined(text, row, column, newer[1]):
         return None  # a version check (or a caught NameError) keeps older Pythons out
+    added_in = _ADDED_IN.search(message) if code is None else None
+    needs = newer[1] if newer is not None else int(added_in.group(1)) if added_in else None
+    if needs is not None and in_tests and (collected() or 0) >= needs:
+        return None  # a conftest.py has pytest skip this file on the older versions
     if code is None and _VERSION_SYNTAX.search(message):
         # valid Python, but not on every version the project supports: a bug for the
         # users of the oldest, unless the declaration is out of date

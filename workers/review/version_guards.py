@@ -20,23 +20,32 @@ in the same block, tests skipped on older versions (``@pytest.mark.skipif(...)``
 ``unittest.skipIf``/``skipUnless``, a module's ``pytestmark``: aiohttp's tests of
 ``anext``), and a ``try`` (or ``contextlib.suppress``) that catches ``NameError``.
 Anything it cannot read guarantees nothing, so the remark stays.
+
+Whole test files are kept from older Pythons the same way, one level up: a ``conftest.py``
+that says ``if sys.version_info < (3, 12): collect_ignore_glob.append("*_695.py")``
+(cattrs) has pytest skip them there, so PEP 695 syntax in ``tests/test_generics_695.py``
+never meets a Python that lacks it. :func:`collected_from` reads those lists.
 """
 
 from __future__ import annotations
 
 import ast
 import collections
+import fnmatch
 import functools
+import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Guarantee", "guarantee_at", "runs_only_where_defined"]
+__all__ = ["Guarantee", "collected_from", "guarantee_at", "runs_only_where_defined"]
 
 # What an exception handler must name to catch the NameError of a missing builtin.
 _CATCHES_NAME_ERROR = frozenset({"NameError", "Exception", "BaseException"})
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_IGNORE_LISTS = ("collect_ignore", "collect_ignore_glob")
+MAX_CONFTEST_DEPTH = 12
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,91 @@ def guarantee_at(source: str, row: int, column: int) -> Guarantee:
     tree, reader = read
     offset = len(lines[row - 1][: max(0, column - 1)].encode("utf-8"))
     return reader.node(tree, (row, offset), Guarantee(reader.module_floor))
+
+
+def collected_from(path: str, file_text: Callable[[str], str | None]) -> int | None:
+    """The oldest Python 3 minor version on which pytest collects the test file ``path``,
+    as the ``conftest.py`` files in its folder and the folders above say (their
+    ``collect_ignore``/``collect_ignore_glob`` entries added under a version check); None
+    when none of them keeps it from a version."""
+    parts = path.split("/")
+    floor: int | None = None
+    for depth in range(min(len(parts), MAX_CONFTEST_DEPTH)):
+        folder = "/".join(parts[:depth])
+        inside = "/".join(parts[depth:])  # the path from the conftest's folder
+        source = file_text(f"{folder}/conftest.py" if folder else "conftest.py")
+        if not source:
+            continue
+        for minor, kind, entry in _version_ignores(source):
+            if _ignored(kind, entry, inside):
+                floor = _highest([floor, minor])
+    return floor
+
+
+def _ignored(kind: str, entry: str, inside: str) -> bool:
+    """As pytest matches: ``collect_ignore`` names a path (a file, or a folder and all
+    under it), ``collect_ignore_glob`` a glob whose ``*`` crosses folders; both from the
+    conftest's folder."""
+    entry = posixpath.normpath(entry.replace("\\", "/"))
+    if entry.startswith(("/", "..")) or entry == ".":
+        return False
+    if kind == "collect_ignore_glob":
+        return fnmatch.fnmatchcase(inside, entry)
+    return inside == entry or inside.startswith(entry + "/")
+
+
+@functools.lru_cache(maxsize=16)
+def _version_ignores(source: str) -> tuple[tuple[int, str, str], ...]:
+    """(minor version from which the entry is collected, list name, entry) for each string
+    a conftest adds to its ignore lists under a version check."""
+    read = _read(source)
+    if read is None:
+        return ()
+    tree, reader = read
+    return tuple(_ignores_in(tree.body, reader, None))
+
+
+def _ignores_in(
+    block: Sequence[ast.stmt], reader: _Reader, floor: int | None
+) -> Iterator[tuple[int, str, str]]:
+    for stmt in block:
+        if isinstance(stmt, ast.If):
+            true, false = reader.sense(stmt.test)
+            yield from _ignores_in(stmt.body, reader, _highest([floor, false]))
+            yield from _ignores_in(stmt.orelse, reader, _highest([floor, true]))
+        elif floor is not None:
+            for kind, entry in _added_entries(stmt):
+                yield floor, kind, entry
+
+
+def _added_entries(stmt: ast.stmt) -> Iterator[tuple[str, str]]:
+    """``collect_ignore.append("a")``, ``.extend([...])``, ``+= [...]``, ``= [...]``."""
+    values: list[ast.expr] = []
+    kind = ""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in _IGNORE_LISTS
+        ):
+            kind = func.value.id
+            if func.attr == "append":
+                values = list(stmt.value.args[:1])
+            elif func.attr == "extend" and stmt.value.args:
+                values = _elements(stmt.value.args[0])
+    elif isinstance(stmt, ast.AugAssign | ast.Assign):
+        targets = [stmt.target] if isinstance(stmt, ast.AugAssign) else stmt.targets
+        names = [t.id for t in targets if isinstance(t, ast.Name) and t.id in _IGNORE_LISTS]
+        if names:
+            kind, values = names[0], _elements(stmt.value)
+    for value in values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            yield kind, value.value
+
+
+def _elements(node: ast.expr) -> list[ast.expr]:
+    return list(node.elts) if isinstance(node, ast.List | ast.Tuple | ast.Set) else []
 
 
 Point = tuple[int, int]  # (row, UTF-8 byte offset in the row), as ast positions are
