@@ -85,3 +85,22 @@ def sqlite_or_redis(
     if kind.endswith("sqlite"):
         return sqlite()
     return redis(request.getfixturevalue("redis_url"))
+
+
+def review_body_of(posted: int, **lists: Any) -> str:
+    """The review body of a full review of two files that posted ``posted`` comments and
+    held back none by learning, with the rendered lists given (``repeats``,
+    ``conventions``)."""
+    from workers.review.render import ReviewSummary, review_body
+
+    summary = ReviewSummary(
+        posted=posted,
+        suppressed=0,
+        incremental=False,
+        reviewed_files=2,
+        skipped_files=[],
+        notes=[],
+        moved=[],
+        **lists,
+    )
+    return review_body(summary)

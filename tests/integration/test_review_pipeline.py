@@ -19,7 +19,7 @@ from memory.types import Signal
 from tests.fakes.chat import FakeChat
 from tests.integration.test_memory_service import build
 from workers.review.diff_model import DiffModel
-from workers.review.pipeline import ReviewRequest, remember_posted, run_review
+from workers.review.pipeline import ReviewOutcome, ReviewRequest, remember_posted, run_review
 from workers.review.selection import choose_findings
 
 REPO = "octo-org/app"
@@ -281,25 +281,32 @@ def test_the_files_own_convention_holds_until_the_team_accepts_the_rule(memory: 
     assert sim118(lookup_change("3", "app/legacy.py", 3)) == "posted"
 
 
+def review_of_added(added: dict[str, str], repo_files: dict[str, str]) -> ReviewOutcome:
+    """A review, without memory, of a PR adding ``added`` (path → text) to a repository
+    that also holds ``repo_files``."""
+    files = []
+    for path, text in added.items():
+        lines = text.splitlines()
+        patch = f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{ln}\n" for ln in lines)
+        files.append({"filename": path, "status": "added", "patch": patch})
+    req = ReviewRequest(
+        repo=REPO,
+        pr="3",
+        diff=DiffModel.from_github_files(files),
+        file_text={**added, **repo_files}.get,
+        config=RepoConfig(),
+    )
+    return run_review(req, chat=None, memory=None, rng=random.Random(1))
+
+
 def test_code_under_the_repositorys_pytest_testpaths_is_test_code() -> None:
     """celery keeps its tests in ``t/unit`` (pyproject's testpaths): a /tmp path there is a
     minor remark, as in any tests/ folder, and an important one in the code that ships."""
     source = 'BEAT_SCHEDULE = "/tmp/beat-schedule"\n'
     paths = ("t/unit/bin/proj/daemon_config.py", "celery/bin/config.py")
-    files = [
-        {"filename": p, "status": "added", "patch": f"@@ -0,0 +1,1 @@\n+{source}"} for p in paths
-    ]
-    text = {p: source for p in paths}
-    text["pyproject.toml"] = '[tool.pytest.ini_options]\ntestpaths = "t/unit/"\n'
-    req = ReviewRequest(
-        repo=REPO,
-        pr="5",
-        diff=DiffModel.from_github_files(files),
-        file_text=text.get,
-        config=RepoConfig(),
-    )
+    pyproject = '[tool.pytest.ini_options]\ntestpaths = "t/unit/"\n'
 
-    outcome = run_review(req, chat=None, memory=None, rng=random.Random(1))
+    outcome = review_of_added(dict.fromkeys(paths, source), {"pyproject.toml": pyproject})
 
     severity = {c.finding.path: c.finding.severity for c in outcome.chosen.choices}
     assert severity == {"t/unit/bin/proj/daemon_config.py": "low", "celery/bin/config.py": "high"}
@@ -345,24 +352,16 @@ def test_a_file_a_tool_wrote_gets_no_remarks_but_a_leak_in_it_is_found(skip: boo
 def test_a_test_file_its_conftest_keeps_from_older_pythons_may_use_newer_syntax() -> None:
     source = "type Pair[T] = tuple[T, T]\n"
     paths = ("tests/test_generics_695.py", "tests/test_generics.py")
-    files = [
-        {"filename": p, "status": "added", "patch": f"@@ -0,0 +1,1 @@\n+{source}"} for p in paths
-    ]
-    text = {p: source for p in paths}
-    text["pyproject.toml"] = "[project]\nname = 'pkg'\nrequires-python = '>=3.8'\n"
-    text["tests/conftest.py"] = (
+    conftest = (
         "import sys\n\ncollect_ignore_glob = []\nif sys.version_info < (3, 12):\n"
         "    collect_ignore_glob.append('*_695.py')\n"
     )
-    req = ReviewRequest(
-        repo=REPO,
-        pr="4",
-        diff=DiffModel.from_github_files(files),
-        file_text=text.get,
-        config=RepoConfig(),
-    )
+    repo_files = {
+        "pyproject.toml": "[project]\nname = 'pkg'\nrequires-python = '>=3.8'\n",
+        "tests/conftest.py": conftest,
+    }
 
-    outcome = run_review(req, chat=None, memory=None, rng=random.Random(1))
+    outcome = review_of_added(dict.fromkeys(paths, source), repo_files)
 
     assert {(c.finding.path, c.finding.pattern) for c in outcome.chosen.choices} == {
         ("tests/test_generics.py", "ruff:unsupported-syntax")

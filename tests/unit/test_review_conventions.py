@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 
 from bot.repo_config import RepoConfig
+from tests.helpers import review_body_of
 from workers.review.diff_model import DiffModel
 from workers.review.findings import UNCHANGED_PLACES, Finding
-from workers.review.render import ReviewSummary, convention_lines, review_body
+from workers.review.render import convention_lines
 from workers.review.ruff_scan import run_ruff
 from workers.review.selection import choose_findings
 
@@ -99,18 +100,7 @@ def test_the_review_body_says_what_was_left_out_and_why() -> None:
     held[1] = Finding(**{**held[1].__dict__, "line": 30})
     lines = convention_lines(held)
 
-    body = review_body(
-        ReviewSummary(
-            posted=1,
-            suppressed=0,
-            incremental=False,
-            reviewed_files=2,
-            skipped_files=[],
-            notes=[],
-            moved=[],
-            conventions=lines,
-        )
-    )
+    body = review_body_of(1, conventions=lines)
 
     assert lines == [
         "- `ruff:SIM118` at `app/lookup.py` lines 12, 30 "

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bot.repo_config import RepoConfig
+from tests.helpers import review_body_of
 from workers.review.findings import Finding
-from workers.review.render import ReviewSummary, repeat_lines, review_body
+from workers.review.render import repeat_lines
 from workers.review.selection import choose_findings, repeats_of_posted
 
 REPO = "octo-org/app"
@@ -110,18 +111,7 @@ def test_the_review_body_lists_where_else_a_posted_remark_applies() -> None:
     chosen = choose_findings(many, repo=REPO, pr="7", config=config(), memory=None)
 
     lines = repeat_lines(repeats_of_posted(chosen))
-    body = review_body(
-        ReviewSummary(
-            posted=2,
-            suppressed=0,
-            incremental=False,
-            reviewed_files=2,
-            skipped_files=[],
-            notes=[],
-            moved=[],
-            repeats=lines,
-        )
-    )
+    body = review_body_of(2, repeats=lines)
 
     assert lines == [
         "- `ruff:S610` also at `tests/test_sockets.py` lines 781, 784;"
