@@ -105,13 +105,20 @@ def test_a_patch_that_breaks_other_tests_is_rejected_and_the_lesson_used_next(
     assert steps  # every LLM step was recorded
 
 
-def test_edits_outside_the_repo_or_to_workflows_are_refused(
+def test_edits_outside_the_repo_to_workflows_or_to_tests_are_refused(
     sandbox: Sandbox, memory: Memory, checkout: Path
 ) -> None:
+    # tests also live where pytest's testpaths say (celery's t/unit), not only in tests/
+    (checkout / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests", "checks"]\n'
+    )
+    (checkout / "checks").mkdir()
+    (checkout / "checks" / "expected.py").write_text("DISCOUNTED = 18.0\n")
     with FakeOpenAI(api_key="k") as llm:
         llm.script(
             action("edit", path="../outside.py", search="x", replace="y"),
             action("edit", path=".github/workflows/ci.yml", search="x", replace="y"),
+            action("edit", path="checks/expected.py", search="18.0", replace="22.0"),
             action("finish", explanation="gave up"),
             {"content": {"reflection": "nothing to do"}},
         )
@@ -120,11 +127,12 @@ def test_edits_outside_the_repo_or_to_workflows_are_refused(
             sandbox=sandbox,
             memory=None,
             llm=LlmFixPolicy(chat),
-            budget=FixBudget(max_attempts=1, max_sandbox_runs=1),
+            budget=FixBudget(max_attempts=1, max_sandbox_runs=2),  # the baseline, then the LLM
         )
         result = loop.run(repo="octo-org/shop", issue_id="8", issue_text=ISSUE, checkout=checkout)
-        observations = [r["messages"][-1]["content"] for r in llm.chat_requests[1:3]]
-    assert all("refused" in o for o in observations)
+        observations = [r["messages"][-1]["content"] for r in llm.chat_requests[1:4]]
+    assert len(observations) == 3 and all("refused" in o for o in observations)
+    assert (checkout / "checks" / "expected.py").read_text() == "DISCOUNTED = 18.0\n"
     assert not (checkout.parent / "outside.py").exists()
     assert not result.fixed
     runner = TestRunner(sandbox, checkout, Limits(timeout_s=60))

@@ -7,6 +7,7 @@ import pytest
 from workers.fix.testcmd import (
     PytestRun,
     TestCommand,
+    config_text,
     detect_test_command,
     pytest_run_of,
     src_layout,
@@ -190,3 +191,20 @@ def test_a_src_symlink_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "src").symlink_to(tmp_path / "elsewhere")
     assert not src_layout(tmp_path / "repo")
+
+
+def test_a_root_config_file_is_read_but_never_through_a_link_or_from_a_subfolder(
+    tmp_path: Path,
+) -> None:
+    secret = tmp_path / "host-secret.toml"
+    secret.write_text("token = 'x'\n")
+    checkout = tmp_path / "repo"
+    (checkout / "sub").mkdir(parents=True)
+    (checkout / "pytest.ini").write_text("[pytest]\ntestpaths = t/unit\n")
+    (checkout / "sub" / "setup.cfg").write_text("[tool:pytest]\n")
+    (checkout / "pyproject.toml").symlink_to(secret)
+
+    assert config_text(checkout, "pytest.ini") == "[pytest]\ntestpaths = t/unit\n"
+    assert config_text(checkout, "pyproject.toml") is None
+    assert config_text(checkout, "sub/setup.cfg") is None
+    assert config_text(checkout, "tox.ini") is None

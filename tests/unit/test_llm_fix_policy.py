@@ -169,3 +169,25 @@ def test_any_answers_end_in_patches_inside_the_repository_or_none(
     patches, _ = LlmFixPolicy(model, max_steps=6).attempt(context(tmp_path), NoTestRuns(), number=1)
     assert all(p.path == "shop/price.py" for p in patches)
     assert all(isinstance(o, str) and o for o in observations(model))
+
+
+def test_a_test_is_never_edited_whether_its_name_or_pytests_testpaths_says_so(
+    tmp_path: Path,
+) -> None:
+    """celery keeps its tests in t/unit (testpaths): no test_ name, still the judge."""
+    files = {"shop/price.py": CODE, "t/unit/shop_checks.py": "assert total([1]) == 2\n"}
+    ctx = context(tmp_path, files)
+    ctx.test_roots = ("t/unit",)
+    model = scripted(
+        act("edit", path="t/unit/shop_checks.py", search="== 2", replace="== 1"),
+        act("edit", path="tests/test_shop.py", search="6", replace="3"),
+        act("edit", path="shop/price.py", search=" * 2", replace=""),
+    )
+
+    patches, _ = LlmFixPolicy(model).attempt(ctx, NoTestRuns(), number=1)
+
+    seen = observations(model)
+    assert (
+        seen[0] == seen[1] == "error: refused: tests are the judge, not the patient; edit the code"
+    )
+    assert [p.path for p in patches] == ["shop/price.py"]

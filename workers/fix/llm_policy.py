@@ -255,7 +255,7 @@ class LlmFixPolicy:
 
     def _edit(self, args: dict[str, Any], ctx: FixContext, state: _State) -> str:
         path = check_edit_path(_text_arg(args, "path"))
-        if is_test_path(path):
+        if is_test_path(path, ctx.test_roots):
             return "error: refused: tests are the judge, not the patient; edit the code"
         text = self._text(path, ctx, state)
         if text is None:

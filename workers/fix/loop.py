@@ -37,6 +37,7 @@ Order of work, and why:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import random
@@ -58,8 +59,9 @@ from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.operators import OPERATORS
 from workers.fix.planning import rank_in_tiers
 from workers.fix.targets import named_in, never_run, targets_of_named_code
-from workers.fix.testcmd import TestCommand, detect_test_command, src_layout
+from workers.fix.testcmd import TestCommand, config_text, detect_test_command, src_layout
 from workers.fix.types import Patch, Suspect
+from workers.review.repo_files import pytest_testpaths
 from workers.review.secrets_scan import redact_secrets
 from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
 from workers.sandbox.disk import workspace_kill_text
@@ -192,6 +194,9 @@ class FixContext:
     files: dict[str, str]
     skills: list[Experience]
     reflections: list[str]
+    # where the repository keeps tests besides the usual names (pytest's testpaths, e.g.
+    # celery's t/unit): never edited, like any test
+    test_roots: tuple[str, ...] = ()
 
 
 class LlmPolicy(Protocol):
@@ -488,6 +493,7 @@ class FixLoop:
             files,
             skills,
             reflections,
+            pytest_testpaths(functools.partial(config_text, checkout)),
         )
         result = FixResult(
             False,

@@ -237,6 +237,19 @@ def _regular_file(path: Path) -> bool:
         return False
 
 
+def config_text(checkout: Path, name: str) -> str | None:
+    """A config file at the checkout's root (``pyproject.toml``, ``pytest.ini``, …) as text,
+    or None: missing, not at the root, a symbolic link (it may point out of the
+    checkout), too large or unreadable."""
+    path = checkout / name
+    try:
+        if "/" in name or "\\" in name or path.is_symlink():
+            return None
+    except OSError:
+        return None
+    return _read(path)
+
+
 def _read(path: Path) -> str | None:
     try:
         if not path.is_file() or path.stat().st_size > MAX_CONFIG_BYTES:
