@@ -7,6 +7,7 @@ import pytest
 from workers.review.false_alarms import (
     not_djangos_extra,
     raises_on_purpose,
+    reraises_a_handled_exception,
     self_assigned_builtin,
     split_inside_a_sentence,
 )
@@ -126,3 +127,35 @@ def test_an_expression_outside_a_try_with_handlers_is_useless() -> None:
     assert not raises_on_purpose("try:\n    obj.attr\nfinally:\n    close()\n", 2)
     assert not raises_on_purpose("try:\n    x = 1\nexcept E:\n    pass\nobj.attr\n", 5)
     assert not raises_on_purpose("def broken(:\n", 1)
+
+
+FLASK_REBUILD = """\
+import sys
+
+
+def handle_url_build_error(error, handlers):
+    for handler in handlers:
+        rv = handler(error)
+        if rv is not None:
+            return rv
+    if error is sys.exc_info()[1]:
+        raise
+    raise error
+
+
+def reraise():
+    if sys.exception() is not None:
+        raise
+"""
+
+
+def test_a_bare_raise_under_a_check_for_a_handled_exception_reraises_it() -> None:
+    assert reraises_a_handled_exception(FLASK_REBUILD, 10)
+    assert reraises_a_handled_exception(FLASK_REBUILD, 16)
+
+
+def test_a_bare_raise_with_no_such_check_is_misplaced() -> None:
+    source = "def f(x):\n    if x:\n        raise\n"
+    assert not reraises_a_handled_exception(source, 3)
+    assert not reraises_a_handled_exception(FLASK_REBUILD, 11)  # raise error: not bare
+    assert not reraises_a_handled_exception("def broken(:\n", 1)

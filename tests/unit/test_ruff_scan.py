@@ -449,3 +449,11 @@ collect_ignore_glob = []
 if sys.version_info < (3, 12):
     collect_ignore_glob.append("*_695.py")
 """
+
+
+def test_a_bare_raise_guarded_by_sys_exc_info_is_not_misplaced() -> None:
+    guarded = "import sys\n\n\ndef f(error):\n    if error is sys.exc_info()[1]:\n        raise\n"
+    bare = "def f(error):\n    if error:\n        raise\n"
+
+    assert [f.pattern for f in scan({"a.py": ("", guarded)})] == []
+    assert [f.pattern for f in scan({"b.py": ("", bare)})] == ["ruff:PLE0704"]

@@ -18,6 +18,10 @@ review, and reading a little more of the file settles them:
   ``except AttributeError`` (scrapy 2.11) asks whether the installed version has it, as
   ``hasattr`` would; ``1 / 0`` under ``except Exception as e`` (sanic's tests) makes an
   exception to work with.
+- ``PLE0704`` (a bare ``raise`` outside an ``except``) under a check that an exception
+  is being handled: flask's ``if error is sys.exc_info()[1]: raise`` re-raises the
+  caller's exception, which is what a bare ``raise`` in a function called from an
+  ``except`` block does.
 
 And one is right about the code but wrong about its weight:
 
@@ -39,6 +43,7 @@ __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "not_djangos_extra",
     "raises_on_purpose",
+    "reraises_a_handled_exception",
     "self_assigned_builtin",
     "split_inside_a_sentence",
 ]
@@ -108,6 +113,38 @@ def raises_on_purpose(source: str, row: int) -> bool:
             if isinstance(statement, ast.Expr) and (
                 statement.lineno <= row <= (statement.end_lineno or statement.lineno)
             ):
+                return True
+    return False
+
+
+_HANDLED_NOW = frozenset({"exc_info", "exception"})  # sys.exc_info(), sys.exception()
+
+
+def reraises_a_handled_exception(source: str, row: int) -> bool:
+    """Whether the bare ``raise`` on ``row`` sits under an ``if`` whose test asks
+    ``sys.exc_info()`` or ``sys.exception()``: it runs only while an exception is handled."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not _asks_for_handled(node.test):
+            continue
+        for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(inner, ast.Raise) and inner.exc is None and inner.lineno == row:
+                return True
+    return False
+
+
+def _asks_for_handled(test: ast.expr) -> bool:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in _HANDLED_NOW
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "sys"
+            ) or (isinstance(func, ast.Name) and func.id == "exc_info"):
                 return True
     return False
 

@@ -34,6 +34,7 @@ from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     not_djangos_extra,
     raises_on_purpose,
+    reraises_a_handled_exception,
     self_assigned_builtin,
     split_inside_a_sentence,
 )
@@ -418,6 +419,7 @@ def _finding(
         (code == "PLW0127" and self_assigned_builtin(message, frozenset(NEWER_BUILTINS)))
         or (code == "S610" and not_djangos_extra(text, row))
         or (code == "B018" and raises_on_purpose(text, row))
+        or (code == "PLE0704" and reraises_a_handled_exception(text, row))
     ):
         return None  # see workers.review.false_alarms
     newer = _newer_builtin(message, python) if code == "F821" and python else None
