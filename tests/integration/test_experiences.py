@@ -353,6 +353,7 @@ def test_neighbour_vote_counts_final_outcomes(store: ExperienceStore) -> None:
     assert vote.neighbours == 4
     assert vote.accepts == pytest.approx(2.0)
     assert vote.rejects == pytest.approx(1.3)
+    assert len(vote.examples) == 4
     assert all(h.score >= 0.85 for h in vote.examples)
     assert store.neighbour_vote(MUTABLE_A, repo="acme/api", threshold=0.999).neighbours <= 1
     assert store.neighbour_vote(MUTABLE_A, repo="globex/app").neighbours == 0

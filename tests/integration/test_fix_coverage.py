@@ -185,4 +185,5 @@ def test_each_parametrised_case_has_its_own_coverage(tmp_path: Path) -> None:
 
     spectrum = ochiai(coverage, failed, passed)
     assert (spectrum[0].path, spectrum[0].line, spectrum[0].score) == ("grades.py", 7, 1.0)
+    assert len(spectrum) == 4  # lines 2, 4, 6 and 7: what the failing case ran
     assert all(s.score < 1.0 for s in spectrum[1:])

@@ -503,6 +503,7 @@ def test_the_failing_tests_an_issue_names_are_the_targets(sandbox: Sandbox, chec
     )
     assert result.fixed, result.message
     assert result.other_failed == ["tests/test_legacy.py::test_legacy_format"]
+    assert len(result.baseline_failed) == 1
     assert all("test_pricing" in t for t in result.baseline_failed)
 
 

@@ -234,6 +234,7 @@ def test_critic_scores_are_kept_and_decide_only_when_asked(memory: Memory, decid
     )
     assert any(m[0]["content"].startswith("You predict") for m in chat.requests)
     ruff = [c for c in outcome.chosen.choices if c.finding.source == "ruff"]
+    assert len(ruff) == 3  # B006, F401, E722
     assert all(c.finding.extra.get("critic_score") == 0.05 for c in ruff)
     if decide:
         assert {c.reason for c in ruff} == {"critic"}

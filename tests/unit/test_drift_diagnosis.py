@@ -27,6 +27,7 @@ def test_told_patterns_look_new_from_the_drift_on_and_nothing_else_does() -> Non
     policy = bench.ToldKaizen(3, team, bench.VARIANTS["told_all"], "told_all")
     assert policy.renamed == set(team.flipped) and policy.renamed
     before, after = stream.prs[team.drift_at - 1], stream.prs[team.drift_at]
+    assert before.candidates
     assert all(policy._seen(c, before.index) == c for c in before.candidates)
     for c in after.candidates:
         seen = policy._seen(c, after.index)

@@ -246,6 +246,7 @@ def test_concurrent_threads_embed_a_new_text_once(tmp_path: Path, counting: Coun
     for thread in threads:
         thread.join()
     assert sorted(counting.embedded) == ["another raced text", "raced text"]
+    assert len(results) == 6
     assert all(r == results[0] for r in results)
 
 

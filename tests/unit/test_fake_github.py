@@ -810,6 +810,7 @@ def test_ghe_style_api_prefix_with_pygithub(tmp_path: Path, app_pem: str) -> Non
         gh.open_issue("acme/tool", title="Bug", user="acme")
         repo.get_issue(1).create_comment("hello from GHES")
         assert [c["body"] for c in gh.issue_comments("acme/tool", 1)] == ["hello from GHES"]
+        assert gh.requests
         assert all(r.status < 400 for r in gh.requests)
         assert httpx.get(f"{gh.web_url}/repos/acme/tool").status_code == 404
         gh.clear_contract_errors()  # the request outside the prefix was recorded on purpose

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.fakes.chat import FakeChat
@@ -145,7 +145,14 @@ JSON_VALUES = st.recursive(
 ARG_NAMES = st.sampled_from(
     ["path", "start", "end", "search", "replace", "pattern", "explanation", "other"]
 )
+WELL_FORMED_EDITS = st.builds(
+    lambda path, search, replace: act("edit", path=path, search=search, replace=replace),
+    st.sampled_from(["shop/price.py", "tests/test_shop.py", "../etc/passwd", ".git/config"]),
+    st.sampled_from(["* 2", "total", "return", "sum(prices)", "absent"]),
+    st.text(max_size=12),
+)
 ANSWERS = st.one_of(
+    WELL_FORMED_EDITS,  # without these, no random answer ever makes a patch
     st.builds(
         lambda action, args: json.dumps({"action": action, "args": args}),
         st.sampled_from(["search", "read", "edit", "finish", "delete", ""]),
@@ -162,13 +169,22 @@ ANSWERS = st.one_of(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(answers=st.lists(ANSWERS, min_size=1, max_size=6))
+@example(answers=[act("edit", path="shop/price.py", search="* 2", replace="")])
+@example(
+    answers=[
+        act("edit", path="../etc/passwd", search="root", replace="x"),
+        act("edit", path="shop/price.py", search="total", replace="grand_total"),
+    ]
+)
 def test_any_answers_end_in_patches_inside_the_repository_or_none(
     tmp_path: Path, answers: list[str]
 ) -> None:
     model = scripted(*answers)
     patches, _ = LlmFixPolicy(model, max_steps=6).attempt(context(tmp_path), NoTestRuns(), number=1)
     assert all(p.path == "shop/price.py" for p in patches)
-    assert all(isinstance(o, str) and o for o in observations(model))
+    seen = observations(model)
+    assert seen  # an edit is followed by another step; no edit, by the request to reflect
+    assert all(isinstance(o, str) and o for o in seen)
 
 
 def test_a_test_is_never_edited_whether_its_name_or_pytests_testpaths_says_so(

@@ -563,4 +563,5 @@ def test_pathological_flow_nesting_is_refused_quickly() -> None:
 def test_problems_are_single_lines_and_unique() -> None:
     loaded = load('review:\n  maxcomments: 1\n  maxcomments: 2\n  llm:\n    model: "a\\nb"\n')
     assert len(set(loaded.problems)) == len(loaded.problems)
+    assert len(loaded.problems) == 2  # the repeated key once, and the model
     assert all("\n" not in problem for problem in loaded.problems)

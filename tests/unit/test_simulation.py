@@ -140,8 +140,10 @@ def test_drift_flips_preferences_both_ways_and_never_security() -> None:
         gained = [p for p in team.patterns if p.p_before < VALUABLE <= p.p_after]
         assert len(lost) >= 2 and len(gained) >= 2
         assert sorted(team.flipped) == sorted(p.name for p in lost + gained)
-        assert all(p.p_before == p.p_after for p in team.patterns if p.group == "security")
-        assert all(p.p_before >= 0.9 for p in team.patterns if p.group == "security")
+        security = [p for p in team.patterns if p.group == "security"]
+        assert security
+        assert all(p.p_before == p.p_after for p in security)
+        assert all(p.p_before >= 0.9 for p in security)
     # the stream really changes: flipped patterns are accepted at their new rates
     stream = make_stream(2000, seed=0)
     team = stream.team
