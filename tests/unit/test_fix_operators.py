@@ -179,6 +179,35 @@ def test_off_by_one_bumps_count_like_names_passed_to_any_call() -> None:
     assert "label + 1" not in afters and "items + 1" not in afters
 
 
+def test_off_by_one_shifts_the_dividend_of_a_modulo_or_floor_division() -> None:
+    """boltons' ``daterange`` with ``(now.month - 1)`` lost: months are 1-based, the
+    arithmetic of ``divmod``/``%`` is 0-based. A ceiling division missing its ``- 1`` is
+    the same slip."""
+    months = src(
+        """
+        def add_months(now, m_step):
+            years, month = divmod(now.month + m_step, 12)
+            return years, month + 1
+        """
+    )
+    assert_fixes(
+        months,
+        months.replace("now.month + m_step,", "now.month + m_step - 1,"),
+        "divmod",
+        "off-by-one",
+    )
+    weekday = "day = (start + offset) % 7\n"
+    assert_fixes(weekday, "day = (start + offset - 1) % 7\n", "day", "off-by-one")
+    pages = "pages = (total + size) // size\n"
+    assert_fixes(pages, "pages = (total + size - 1) // size\n", "pages", "off-by-one")
+
+
+def test_off_by_one_leaves_string_formatting_alone() -> None:
+    afters = [p.after for p in generate_patches('msg = "%d items" % n\n', "a.py", 1)]
+    assert afters  # n itself may still be a count
+    assert not [a for a in afters if '"%d items" - 1' in a or '"%d items" + 1' in a]
+
+
 def test_off_by_one_drops_a_wrong_offset_instead_of_writing_minus_zero() -> None:
     # toolz's ``drop`` with ``n`` made ``n - 1``: the fix is ``n``, never ``n - 0``.
     buggy = src(

@@ -335,9 +335,16 @@ class _Ctx:
         span = self.span(node)
         if span is None:
             return None
-        if prec < _context_need(self.parents.get(node), node):
+        if prec < _context_need(self.parents.get(node), node) and not self._grouped(span):
             text = f"({text})"
         return span[0], span[1], text
+
+    def _grouped(self, span: tuple[int, int]) -> bool:
+        """Whether the source already has grouping parentheses right around ``span``
+        (``(a + b) % 7``): where an operand needs them, they can be nothing else."""
+        before = self.source[: span[0]].rstrip(" \t")
+        after = self.source[span[1] :].lstrip(" \t")
+        return before.endswith("(") and after.startswith(")")
 
     def wrap(self, node: ast.AST, need: int) -> str:
         text = self.text(node)
@@ -704,7 +711,8 @@ def _count_arguments(ctx: _Ctx, call: ast.Call) -> Iterator[tuple[int, ast.AST, 
 
 
 def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
-    """Loop bounds, ``len(x) - 1``, indices and integer literals one too big or small."""
+    """Loop bounds, ``len(x) - 1``, indices, dividends of ``%``/``//``/``divmod`` and
+    integer literals one too big or small."""
     targets: list[tuple[int, ast.AST, bool]] = []  # (base rank, node, plus first)
     for node in ctx.nodes:
         if _is_call_to(node, "range") and isinstance(node, ast.Call):
@@ -725,6 +733,13 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             targets.append((0, parent if adjusted and parent else node, False))
         elif isinstance(node, ast.Call):
             targets.extend(_count_arguments(ctx, node))
+            if _is_call_to(node, "divmod") and node.args and not _starred(node.args[0]):
+                targets.append((1, node.args[0], False))  # as `x // n` below
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod | ast.FloorDiv):
+            # the dividend of `x % n`, `x // n`: a 1-based number taken as 0-based (months,
+            # weekdays: `(month - 1 + step) % 12`), a ceiling division short of its `- 1`
+            if not _textual(node.left):
+                targets.append((1, node.left, False))
         elif isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
             index = node.slice
             if not isinstance(index, ast.Tuple) and not (
@@ -757,6 +772,21 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             replaced = ctx.replace_node(node, text, prec)
             if replaced:
                 yield _Edit((base, rank, span[0]), *replaced, _change(ctx.text(node), text))
+
+
+def _starred(node: ast.AST) -> bool:
+    return isinstance(node, ast.Starred)
+
+
+def _textual(node: ast.AST) -> bool:
+    """A string or bytes (``"%d" % n`` formats, it does not divide)."""
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str | bytes)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        return _textual(node.left) or _textual(node.right)
+    return False
 
 
 def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
