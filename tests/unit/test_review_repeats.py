@@ -147,3 +147,39 @@ def test_comments_already_on_the_pr_count() -> None:
     assert chosen.posted == []
     assert [c.finding.line for c in chosen.suppressed if c.reason == "repeat"] == [3, 4, 5]
     assert [f.line for f in repeats_of_posted(chosen)["ruff:S610"]] == [3, 4, 5]
+
+
+def test_the_same_remark_on_the_same_code_elsewhere_in_the_file_is_a_listed_repeat() -> None:
+    """djangorestframework's pagination.py: one ``warnings.warn(...)`` line, three times."""
+
+    def warn(line: int) -> Finding:
+        return Finding(
+            path="rest_framework/pagination.py",
+            line=line,
+            side="RIGHT",
+            pattern="ruff:B028",
+            severity="medium",
+            message="No explicit `stacklevel`",
+            source="ruff",
+            code="warnings.warn(msg, RemovedInDRF317Warning)",
+        )
+
+    same_place_twice = [warn(319), warn(319)]
+    chosen = choose_findings(
+        [warn(319), warn(536), warn(939), *same_place_twice],
+        repo=REPO,
+        pr="7",
+        config=config(),
+        memory=None,
+    )
+
+    assert [c.finding.line for c in chosen.posted] == [319]
+    assert [(c.finding.line, c.reason) for c in chosen.suppressed] == [
+        (536, "repeat"),
+        (939, "repeat"),
+        (319, "duplicate"),
+        (319, "duplicate"),
+    ]
+    assert repeat_lines(repeats_of_posted(chosen)) == [
+        "- `ruff:B028` also at `rest_framework/pagination.py` lines 536, 939"
+    ]

@@ -3,9 +3,12 @@
 Order of the gates, each recorded as the finding's ``reason``:
 
 1. ``below min_severity`` — the repo's config (security always passes);
-2. ``duplicate`` — the same fingerprint twice in one run, or ruff's hardcoded-password
+2. ``duplicate`` — the same fingerprint twice in one place, or ruff's hardcoded-password
    rules on a line where the secret scanner already found the credential (one warning
-   per leak, the one that says what leaked and what to do);
+   per leak, the one that says what leaked and what to do); the same remark on the same
+   code at another line of the file (djangorestframework's ``warnings.warn(...)`` without
+   ``stacklevel`` three times in ``pagination.py``) is a ``repeat``: one comment, the
+   other places listed, as for ``review.max_per_pattern`` below;
 3. ``already posted`` — said on an earlier commit of this PR (and, if it was rejected,
    certainly not again);
    ``critic`` — the optional LLM critic predicted the team would not act on it (only when
@@ -94,7 +97,7 @@ def choose_findings(
     rng = rng or random.Random()  # noqa: S311 - Thompson sampling, not cryptography
     out = Chosen()
     floor = severity_rank(CONFIG_SEVERITY[config.review.min_severity])
-    seen: set[str] = set()
+    seen: dict[str, tuple[str, str, int]] = {}  # fingerprint → where it is said
     live: list[Finding] = []
     said: dict[str, int] = {}  # comments of each pattern already on this PR
     leaks = {(f.path, f.side, f.line) for f in findings if f.source == "secrets"}
@@ -102,6 +105,8 @@ def choose_findings(
         eid = pr_experience_id(repo, pr, finding)
         if finding.severity != "security" and severity_rank(finding.severity) < floor:
             out.choices.append(Choice(finding, False, "below min_severity", experience_id=eid))
+        elif seen.get(finding.fingerprint, _where(finding)) != _where(finding):
+            out.choices.append(Choice(finding, False, "repeat", experience_id=eid))
         elif finding.fingerprint in seen or (
             finding.pattern in CREDENTIAL_RULES
             and (finding.path, finding.side, finding.line) in leaks
@@ -124,7 +129,7 @@ def choose_findings(
         ):
             out.choices.append(Choice(finding, False, "convention", experience_id=eid))
         else:
-            seen.add(finding.fingerprint)
+            seen[finding.fingerprint] = _where(finding)
             live.append(finding)
     live = _cap_repeats(live, config.review.max_per_pattern, out, repo, pr, said)
     if not live:
@@ -199,6 +204,10 @@ def choose_findings(
         except Exception as exc:  # the shadow log is for audits; never fail a review on it
             log.warning("shadow log write failed", extra={"error": str(exc)})
     return out
+
+
+def _where(finding: Finding) -> tuple[str, str, int]:
+    return (finding.path, finding.side, finding.line)
 
 
 def follows_convention(finding: Finding, places: int) -> bool:
