@@ -110,6 +110,20 @@ def test_a_ruff_exclude_replaces_the_defaults_and_extend_exclude_adds() -> None:
     assert extended.sources == ("pyproject.toml",)
 
 
+def test_double_stars_match_no_folder_too_and_braces_spell_alternatives() -> None:
+    """pylint 3.3: ``extend-exclude = ["tests/**/functional/"]`` leaves out its test inputs
+    in ``tests/functional`` (code written to trigger messages), as ruff reads it."""
+    found = excludes(
+        pyproject__toml="[tool.ruff]\nextend-exclude = ['tests/**/functional/', 'gen/{a,b}']\n"
+    )
+    assert found.excludes("tests/functional/s/slots_checks.py")
+    assert found.excludes("tests/extensions/functional/x.py")
+    assert found.excludes("gen/a/x.py") and found.excludes("gen/b/y.py")
+    assert not found.excludes("gen/c/z.py")
+    assert not found.excludes("pylint/checkers/functional.py")
+    assert not found.excludes("src/tests/functional/x.py")  # written with a folder: rooted
+
+
 def test_flake8_excludes_from_its_first_config_with_a_section() -> None:
     found = excludes(
         setup__cfg="[metadata]\nname = x\n",

@@ -23,7 +23,13 @@ from typing import Any
 import regex
 import yaml
 
-from workers.review.repo_files import MAX_FILE_CHARS, clean_glob, flake8_config, flake8_list
+from workers.review.repo_files import (
+    MAX_FILE_CHARS,
+    clean_glob,
+    flake8_config,
+    flake8_list,
+    glob_variants,
+)
 from workers.review.ruff_team_config import ruff_config
 
 MAX_PATTERNS = 200
@@ -132,8 +138,12 @@ def lint_excludes(file_text: Callable[[str], str | None]) -> LintExcludes:
     if regexes:
         sources.append(PRE_COMMIT_FILE)
     kept = tuple(dict.fromkeys(g for g, _ in globs))[:MAX_PATTERNS]
-    rooted = frozenset(g for g, from_root in globs if from_root and g in kept)
-    return LintExcludes(kept, tuple(regexes[:MAX_REGEXES]), tuple(sources), rooted)
+    rooted_globs = {g for g, from_root in globs if from_root and g in kept}
+    # as ruff reads them: ``{a,b}`` alternatives, and ``**/`` matching no folder too
+    variants = {g: glob_variants(g) for g in kept}
+    matched = tuple(dict.fromkeys(v for g in kept for v in variants[g]))
+    rooted = frozenset(v for g in rooted_globs for v in variants[g])
+    return LintExcludes(matched, tuple(regexes[:MAX_REGEXES]), tuple(sources), rooted)
 
 
 Glob = tuple[str, bool]  # (cleaned glob, written with a folder in it: from the root only)

@@ -10,6 +10,8 @@ INI file that is not one, a glob that points outside the checkout).
 from __future__ import annotations
 
 import configparser
+import itertools
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -17,6 +19,8 @@ from typing import Any
 MAX_FILE_CHARS = 512_000
 MAX_GLOB_CHARS = 500
 FLAKE8_FILES = ("setup.cfg", "tox.ini", ".flake8")  # flake8's own order
+MAX_GLOB_VARIANTS = 32
+_BRACES = re.compile(r"\{([^{}]*)\}")
 
 
 def load_toml(text: str | None) -> Mapping[str, Any] | None:
@@ -53,6 +57,34 @@ def clean_glob(glob: str) -> str | None:
     if not glob or len(glob) > MAX_GLOB_CHARS or glob.startswith("/") or ".." in glob:
         return None
     return glob
+
+
+def glob_variants(glob: str) -> list[str]:
+    """A ruff glob as :mod:`fnmatch` globs: ``{a,b}`` alternatives spelled out, and ``**/``
+    also as nothing (ruff's globs let it match no folder at all: pylint's
+    ``tests/**/functional/`` covers ``tests/functional``); fnmatch knows neither. At most
+    :data:`MAX_GLOB_VARIANTS`."""
+    variants = [glob]
+    while any(_BRACES.search(v) for v in variants) and len(variants) <= MAX_GLOB_VARIANTS:
+        spelled = []
+        for v in variants:
+            match = _BRACES.search(v)
+            if match is None:
+                spelled.append(v)
+                continue
+            head, tail = v[: match.start()], v[match.end() :]
+            spelled += [head + option + tail for option in match.group(1).split(",")]
+        variants = spelled
+    out = []
+    for v in variants[:MAX_GLOB_VARIANTS]:
+        parts = v.split("**/")
+        count = len(parts) - 1
+        for skips in itertools.product(("**/", ""), repeat=min(count, 3)):
+            separators = [*skips, *["**/"] * (count - len(skips)), ""]
+            out.append("".join(p + s for p, s in zip(parts, separators, strict=True)))
+            if len(out) >= MAX_GLOB_VARIANTS:
+                return out
+    return out
 
 
 def flake8_config(file_text: Callable[[str], str | None]) -> tuple[str, dict[str, str]] | None:

@@ -24,24 +24,27 @@ pycodestyle and the common plugins: sqlalchemy's ``test/typing/plain_files/*:F82
 from __future__ import annotations
 
 import fnmatch
-import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workers.review.repo_files import clean_glob, flake8_config, flake8_list, load_toml
+from workers.review.repo_files import (
+    clean_glob,
+    flake8_config,
+    flake8_list,
+    glob_variants,
+    load_toml,
+)
 from workers.review.ruff_scan import RULE_SELECTOR
 
 # Where ruff looks at the repository root, in its own order of precedence.
 CONFIG_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml")
 MAX_IGNORES = 200
 MAX_PER_FILE_PATTERNS = 200
-MAX_GLOB_VARIANTS = 32
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 _KEYS = ("ignore", "extend-ignore")
 _PER_FILE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
-_BRACES = re.compile(r"\{([^{}]*)\}")
 _FLAKE8_TOKEN = re.compile(r"[^\s,:]+|:")
 
 
@@ -198,32 +201,6 @@ def flake8_per_file(value: str) -> list[PerFileIgnore]:
     return found[:MAX_PER_FILE_PATTERNS]
 
 
-def _glob_variants(glob: str) -> list[str]:
-    """``{a,b}`` alternatives spelled out, and ``**/`` also as nothing (ruff's globs let
-    it match no folder at all), for :mod:`fnmatch`, which knows neither."""
-    variants = [glob]
-    while any(_BRACES.search(v) for v in variants) and len(variants) <= MAX_GLOB_VARIANTS:
-        spelled = []
-        for v in variants:
-            match = _BRACES.search(v)
-            if match is None:
-                spelled.append(v)
-                continue
-            head, tail = v[: match.start()], v[match.end() :]
-            spelled += [head + option + tail for option in match.group(1).split(",")]
-        variants = spelled
-    out = []
-    for v in variants[:MAX_GLOB_VARIANTS]:
-        parts = v.split("**/")
-        count = len(parts) - 1
-        for skips in itertools.product(("**/", ""), repeat=min(count, 3)):
-            separators = [*skips, *["**/"] * (count - len(skips)), ""]
-            out.append("".join(p + s for p, s in zip(parts, separators, strict=True)))
-            if len(out) >= MAX_GLOB_VARIANTS:
-                return out
-    return out
-
-
 def _glob_matches(glob: str, path: str) -> bool:
     """Ruff's matching: the glob against the path from the root, or a glob against the
     file name alone; ``*`` and ``?`` cross folders, as in ruff's (``tests/*`` covers
@@ -231,7 +208,7 @@ def _glob_matches(glob: str, path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     return any(
         fnmatch.fnmatchcase(path, variant) or fnmatch.fnmatchcase(name, variant)
-        for variant in _glob_variants(glob)
+        for variant in glob_variants(glob)
     )
 
 
