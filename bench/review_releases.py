@@ -19,7 +19,9 @@ packaging), anyio's nine S610 "Django extra" remarks on its own ``extra()`` are 
 typer's seven comments of one rule are two. On 2026-12-05 (later): 91 and 53, once a
 remark the rest of its file already earns in three places was left out as the file's
 convention (requests' ``raise`` without ``from`` in ``adapters.py``, 13 places; its tests'
-``pickle.loads``, now minor in test code; httpx's ``None | X``). Twenty more projects that
+``pickle.loads``, now minor in test code; httpx's ``None | X``); then 90 and 52 once a
+bare ``raise`` under a ``sys.exc_info()`` check was no longer "misplaced" (flask). Twenty
+more projects that
 played no part (werkzeug, jinja2, marshmallow, tornado, celery, sphinx, pydantic, scrapy,
 djangorestframework, aiohttp, sqlalchemy, trio, sanic, cattrs, dulwich, …) gave the other
 changes of that day: generated files (Django migrations), test code by pytest's
