@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -65,16 +66,38 @@ PAIRS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _normalised(name: str) -> str:
+    """PEP 503/625: ``pytest-xdist`` ships as ``pytest_xdist-3.6.1.tar.gz``."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _cached(name: str, version: str, cache: Path) -> Path | None:
+    wanted = f"{_normalised(name)}-{version}.tar.gz"
+    found = [p for p in cache.glob("*.tar.gz") if _normalised_file(p.name) == wanted]
+    return found[0] if found else None
+
+
+def _normalised_file(file_name: str) -> str:
+    project, sep, rest = file_name.partition("-")
+    while rest and not rest[0].isdigit():  # a dash inside the project's name
+        more, sep, rest = rest.partition("-")
+        project += "-" + more
+    return f"{_normalised(project)}{sep}{rest}"
+
+
 def sdist(name: str, version: str, cache: Path) -> Path:
     """The project's source distribution, downloaded once."""
-    found = [p for p in cache.glob("*.tar.gz") if p.name.lower().startswith(f"{name}-{version}.")]
-    if found:
-        return found[0]
+    found = _cached(name, version, cache)
+    if found is not None:
+        return found
     pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
     subprocess.run(
         [*pip, "--no-binary", ":all:", f"{name}=={version}", "-d", str(cache)], check=True
     )
-    return sdist(name, version, cache)
+    found = _cached(name, version, cache)
+    if found is None:
+        raise FileNotFoundError(f"pip downloaded no {name} {version} sdist into {cache}")
+    return found
 
 
 def _unpack(archive: Path, into: Path) -> None:
