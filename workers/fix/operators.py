@@ -733,8 +733,9 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             targets.append((0, parent if adjusted and parent else node, False))
         elif isinstance(node, ast.Call):
             targets.extend(_count_arguments(ctx, node))
-            if _is_call_to(node, "divmod") and node.args and not _starred(node.args[0]):
-                targets.append((1, node.args[0], False))  # as `x // n` below
+            dividend = node.args[0] if _is_call_to(node, "divmod") and node.args else None
+            if dividend is not None and not isinstance(dividend, ast.Starred):
+                targets.append((1, dividend, False))  # as `x // n` below
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod | ast.FloorDiv):
             # the dividend of `x % n`, `x // n`: a 1-based number taken as 0-based (months,
             # weekdays: `(month - 1 + step) % 12`), a ceiling division short of its `- 1`
@@ -772,10 +773,6 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             replaced = ctx.replace_node(node, text, prec)
             if replaced:
                 yield _Edit((base, rank, span[0]), *replaced, _change(ctx.text(node), text))
-
-
-def _starred(node: ast.AST) -> bool:
-    return isinstance(node, ast.Starred)
 
 
 def _textual(node: ast.AST) -> bool:

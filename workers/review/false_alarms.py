@@ -129,9 +129,10 @@ def reraises_a_handled_exception(source: str, row: int) -> bool:
     for node in ast.walk(tree):
         if not isinstance(node, ast.If) or not _asks_for_handled(node.test):
             continue
-        for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-            if isinstance(inner, ast.Raise) and inner.exc is None and inner.lineno == row:
-                return True
+        for statement in node.body:
+            for inner in ast.walk(statement):
+                if isinstance(inner, ast.Raise) and inner.exc is None and inner.lineno == row:
+                    return True
     return False
 
 

@@ -115,10 +115,9 @@ def pytest_testpaths(file_text: Callable[[str], str | None]) -> tuple[str, ...]:
     pytest's own config file: where a project keeps tests that no name says are tests
     (celery's ``t/unit``). Globs, ``.`` (the whole repository) and paths leaving it are
     left out."""
-    for name, section in PYTEST_INI_FILES:
-        parser = load_ini(file_text(name))
-        if parser is not None and parser.has_section(section):
-            return _test_paths(parser.get(section, "testpaths", fallback=""))
+    found = _ini_testpaths(file_text, PYTEST_INI_FILES)
+    if found is not None:
+        return found
     document = load_toml(file_text("pyproject.toml"))
     tool = document.get("tool") if document is not None else None
     pytest = tool.get("pytest") if isinstance(tool, Mapping) else None
@@ -128,11 +127,19 @@ def pytest_testpaths(file_text: Callable[[str], str | None]) -> tuple[str, ...]:
         if isinstance(raw, list):
             raw = " ".join(str(item) for item in raw if isinstance(item, str))
         return _test_paths(raw if isinstance(raw, str) else "")
-    for name, section in PYTEST_LATER_INI_FILES:
+    return _ini_testpaths(file_text, PYTEST_LATER_INI_FILES) or ()
+
+
+def _ini_testpaths(
+    file_text: Callable[[str], str | None], files: tuple[tuple[str, str], ...]
+) -> tuple[str, ...] | None:
+    """``testpaths`` of the first of ``files`` (name, section) with a pytest section, or
+    None when none has one."""
+    for name, section in files:
         parser = load_ini(file_text(name))
         if parser is not None and parser.has_section(section):
             return _test_paths(parser.get(section, "testpaths", fallback=""))
-    return ()
+    return None
 
 
 def _test_paths(value: str) -> tuple[str, ...]:

@@ -301,7 +301,7 @@ def run_ruff(
         diagnostics = _run(args, root, timeout_s)
 
         findings: dict[tuple[str, int, str], Finding] = {}
-        floors: dict[str, int | None] = {}  # collected_from, asked once a file
+        floor_of = functools.cache(collected_from or _no_floor)  # asked once a file
         # (path, rule code) → places on the lines of that file the PR left alone
         unchanged: Counter[tuple[str, str]] = Counter()
         for item in diagnostics:
@@ -311,8 +311,7 @@ def run_ruff(
                 continue
             text, entry = wanted[repo_path]
             in_tests = is_test_path(repo_path, test_roots)
-            collected = functools.partial(_floor, floors, collected_from, repo_path)
-            finding = _finding(repo_path, text, entry, item, python, in_tests, collected)
+            finding = _finding(repo_path, text, entry, item, python, in_tests, floor_of)
             if finding is not None:
                 findings.setdefault((repo_path, finding.line, finding.pattern), finding)
             elif _row_col(item.get("location"))[0] not in entry.added:
@@ -323,16 +322,8 @@ def run_ruff(
     )
 
 
-def _floor(
-    floors: dict[str, int | None],
-    collected_from: Callable[[str], int | None] | None,
-    path: str,
-) -> int | None:
-    if collected_from is None:
-        return None
-    if path not in floors:
-        floors[path] = collected_from(path)
-    return floors[path]
+def _no_floor(path: str) -> int | None:
+    return None
 
 
 def _with_unchanged(finding: Finding, unchanged: Counter[tuple[str, str]]) -> Finding:
@@ -403,10 +394,10 @@ def _finding(
     item: Mapping[str, Any],
     python: DeclaredPython | None = None,
     in_tests: bool = False,
-    collected: Callable[[], int | None] = lambda: None,
+    collected_from: Callable[[str], int | None] = _no_floor,
 ) -> Finding | None:
     """One ruff diagnostic as a finding, or None when its row is not an added line.
-    ``collected()`` is the oldest Python 3 minor pytest collects this test file on."""
+    ``collected_from(path)`` is the oldest Python 3 minor pytest collects a test file on."""
     row, column = _row_col(item.get("location"))
     added = entry.added
     if row not in added:
@@ -427,7 +418,7 @@ def _finding(
         return None  # a version check (or a caught NameError) keeps older Pythons out
     added_in = _ADDED_IN.search(message) if code is None else None
     needs = newer[1] if newer is not None else int(added_in.group(1)) if added_in else None
-    if needs is not None and in_tests and (collected() or 0) >= needs:
+    if needs is not None and in_tests and (collected_from(path) or 0) >= needs:
         return None  # a conftest.py has pytest skip this file on the older versions
     if code is None and _VERSION_SYNTAX.search(message):
         # valid Python, but not on every version the project supports: a bug for the

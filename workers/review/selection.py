@@ -105,7 +105,7 @@ def choose_findings(
         eid = pr_experience_id(repo, pr, finding)
         if finding.severity != "security" and severity_rank(finding.severity) < floor:
             out.choices.append(Choice(finding, False, "below min_severity", experience_id=eid))
-        elif seen.get(finding.fingerprint, _where(finding)) != _where(finding):
+        elif finding.fingerprint in seen and seen[finding.fingerprint] != _where(finding):
             out.choices.append(Choice(finding, False, "repeat", experience_id=eid))
         elif finding.fingerprint in seen or (
             finding.pattern in CREDENTIAL_RULES
