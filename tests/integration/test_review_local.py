@@ -110,3 +110,29 @@ def test_a_developers_git_config_does_not_change_what_is_reviewed(
 
     assert {f[1] for f in found(plain)} == {"app.py", "sp ace/ünïcode.py"}
     assert found(configured) == found(plain)
+
+
+def test_keys_made_for_the_tests_are_one_remark_and_a_list(repo: Path, tmp_path: Path) -> None:
+    """paho-mqtt 2.0 added nine private keys for its TLS tests; its tests live where
+    pytest's ``testpaths`` says (``t/``), not under a folder named for tests."""
+    (repo / "pytest.ini").write_text("[pytest]\ntestpaths = t\n")
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\n-----END RSA PRIVATE KEY-----\n"
+    (repo / "t" / "ssl").mkdir(parents=True)
+    for name in ("ca", "client", "server", "revoked"):
+        (repo / "t" / "ssl" / f"{name}.key").write_text(key)
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / "prod.key").write_text(key)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "tls tests")
+
+    result = review(kaizen_env(data_dir=str(tmp_path / "data")), repo)
+
+    keys = [f for f in result["findings"] if f["pattern"] == "secrets:private-key"]
+    repeats = [f for f in result["suppressed"] if f["pattern"] == "secrets:private-key"]
+    assert sorted(f["path"] for f in keys) == [
+        "deploy/prod.key",
+        "t/ssl/ca.key",
+        "t/ssl/client.key",
+    ]
+    assert sorted(f["path"] for f in repeats) == ["t/ssl/revoked.key", "t/ssl/server.key"]
+    assert {f["reason"] for f in repeats} == {"repeat"}

@@ -30,6 +30,9 @@ _SPACE = re.compile(r"\s+")
 # Finding.extra key set by ruff_scan: how often the finding's rule fires on the lines of its
 # file that the PR left alone (read by the review selection's ``convention`` gate).
 UNCHANGED_PLACES = "unchanged_places"
+# Finding.extra key set by the review pipeline on a credential found in test code (a key
+# made for the tests, as often as not): the selection lists its repeats like a ruff rule's.
+IN_TEST_CODE = "in_test_code"
 
 
 def severity_rank(severity: str) -> int:

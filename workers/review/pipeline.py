@@ -14,17 +14,18 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from bot.repo_config import RepoConfig
 from memory.service import Memory
 from memory.trajectories import Transition
 from memory.types import Experience, Kind, Outcome
+from workers.code_paths import is_test_path
 from workers.llm import ChatModel
 from workers.review.critic import CriticExample, critic_scores
 from workers.review.diff_model import DiffModel
-from workers.review.findings import Finding
+from workers.review.findings import IN_TEST_CODE, Finding
 from workers.review.generated import generated_by
 from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
@@ -155,8 +156,15 @@ def collect_findings(
     config = request.config.review
     diff = request.diff
     findings: list[Finding] = []
+    no_roots: tuple[str, ...] = ()
+    test_roots = _from_repo(request, pytest_testpaths, no_roots, "pytest config")
     if config.secrets.enabled:
-        findings += scan_secrets(diff)
+        findings += [
+            replace(f, extra={**f.extra, IN_TEST_CODE: True})
+            if is_test_path(f.path, test_roots)
+            else f
+            for f in scan_secrets(diff)
+        ]
     if config.skip_generated:
         _leave_out_generated(request)
     if config.ruff.enabled:
@@ -169,7 +177,7 @@ def collect_findings(
                     select=config.ruff.select,
                     ignore=config.ruff.ignore,
                     python=_from_repo(request, declared_python, None, "Python version"),
-                    test_roots=_from_repo(request, pytest_testpaths, (), "pytest config"),
+                    test_roots=test_roots,
                     collected_from=lambda path: _from_repo(
                         request,
                         functools.partial(collected_from, path),

@@ -21,9 +21,12 @@ Order of the gates, each recorded as the finding's ``reason``:
    ``repeat`` — more of one rule than ``review.max_per_pattern``: the first places make
    the point, the others are listed in the review body. Nine comments of one rule on one
    PR (anyio's S610, typer's PLW1510) fill the budget with one remark, and the team's
-   reaction to them is one judgement, not nine. Never security findings, and never the
-   LLM's: its pattern is a category (``llm:correctness``), and two bugs of one category
-   are two remarks;
+   reaction to them is one judgement, not nine. Never the LLM's: its pattern is a
+   category (``llm:correctness``), and two bugs of one category are two remarks. Never
+   security findings either, each a leak to rotate, except in test code: paho-mqtt 2.0
+   adds nine private keys under ``tests/ssl/``, keys made for its TLS tests, and nine
+   "security" comments on them bury the review; two make the point and the body lists
+   the other seven, still said, never held back by learning;
 4. learning (:func:`memory.scores.select`): mutes, pattern scores by Thompson sampling,
    neighbour votes from the repo's most similar past comments, and the per-PR budget.
    Security findings are never held back by learning, only by an explicit mute.
@@ -42,7 +45,13 @@ from memory.scores import Mute, Prior, mutes_for, select
 from memory.service import Memory
 from memory.types import Candidate, Kind, experience_id
 from workers.review.critic import critic_gate
-from workers.review.findings import CONFIG_SEVERITY, UNCHANGED_PLACES, Finding, severity_rank
+from workers.review.findings import (
+    CONFIG_SEVERITY,
+    IN_TEST_CODE,
+    UNCHANGED_PLACES,
+    Finding,
+    severity_rank,
+)
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +253,8 @@ def _cap_repeats(
     """The first ``cap`` findings of each rule, most severe first and then in the order
     given (0: all), counting the comments ``said`` on this PR before (so ``/kaizen
     review`` again does not post the next two); the others go to ``out`` as "repeat".
-    Security and LLM findings are all kept (see the module docstring)."""
+    Security findings outside test code and LLM findings are all kept (see the module
+    docstring)."""
     if cap <= 0:
         return list(findings)
     order = sorted(range(len(findings)), key=lambda i: (-severity_rank(findings[i].severity), i))
@@ -252,7 +262,9 @@ def _cap_repeats(
     dropped: set[int] = set()
     for i in order:
         finding = findings[i]
-        if finding.severity == "security" or finding.source == "llm":
+        if finding.source == "llm" or (
+            finding.severity == "security" and not finding.extra.get(IN_TEST_CODE)
+        ):
             continue
         counts[finding.pattern] = counts.get(finding.pattern, 0) + 1
         if counts[finding.pattern] > cap:
