@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from workers.review.false_alarms import (
+    loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
     reraises_a_handled_exception,
+    runs_code_written_here,
     self_assigned_builtin,
     split_inside_a_sentence,
 )
@@ -122,6 +124,14 @@ def test_an_expression_alone_in_a_try_is_there_to_raise() -> None:
     assert raises_on_purpose(source, 2)
 
 
+def test_a_division_by_a_literal_zero_is_there_to_raise() -> None:
+    """bottle's tests end a route handler with ``1/0`` to see the error page."""
+    handler = "@app.get('/')\ndef _get():\n    called.append('route')\n    1/0\n"
+    assert raises_on_purpose(handler, 4)
+    assert raises_on_purpose("x // 0\n", 1)
+    assert not raises_on_purpose("1 / n\n", 1)  # a division that may well not raise
+
+
 def test_an_expression_outside_a_try_with_handlers_is_useless() -> None:
     assert not raises_on_purpose("obj.attr\n", 1)
     assert not raises_on_purpose("try:\n    obj.attr\nfinally:\n    close()\n", 2)
@@ -159,3 +169,90 @@ def test_a_bare_raise_with_no_such_check_is_misplaced() -> None:
     assert not reraises_a_handled_exception(source, 3)
     assert not reraises_a_handled_exception(FLASK_REBUILD, 11)  # raise error: not bare
     assert not reraises_a_handled_exception("def broken(:\n", 1)
+
+
+HUMANIZE_NATURALSIZE = """\
+def naturalsize(value, base=1000):
+    suffix = ("kB", "MB", "GB")
+    for i, s in enumerate(suffix, 2):
+        unit = base**i
+        if value < unit:
+            break
+    return format(base * value / unit) + s
+"""
+
+
+def test_a_loop_variable_read_after_the_loop_is_its_result() -> None:
+    """humanize 4.11: renaming ``s`` to ``_s``, as B007 asks, breaks the return."""
+    assert loop_variable_read_after(HUMANIZE_NATURALSIZE, 3, "s")
+    # the same in a module's top level and in a nested function after the loop
+    module = "for line in open('f'):\n    if not line:\n        break\nprint(line)\n"
+    assert loop_variable_read_after(module, 1, "line")
+    nested = "def f(xs):\n    for x in xs:\n        pass\n    return lambda: x\n"
+    assert loop_variable_read_after(nested, 2, "x")
+
+
+def test_a_loop_variable_never_read_is_unused() -> None:
+    assert not loop_variable_read_after(HUMANIZE_NATURALSIZE, 3, "i")  # only bound
+    unused = "def f(xs):\n    for x in xs:\n        pass\n    x = 1\n    return 0\n"
+    assert not loop_variable_read_after(unused, 2, "x")  # rebound, not read
+    # a read before the loop, or in another function, is not this loop's result
+    before = "def f(xs):\n    print(x)\n    for x in xs:\n        pass\n"
+    assert not loop_variable_read_after(before, 3, "x")
+    other = "def f(xs):\n    for x in xs:\n        pass\n\n\ndef g(x):\n    return x\n"
+    assert not loop_variable_read_after(other, 2, "x")
+    assert not loop_variable_read_after("def broken(:\n", 1, "x")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "exec(compile('def _raise(*a): raise a[0], a[1], a[2]', '<py3fix>', 'exec'))",  # bottle
+        "exec('x = 1')",
+        "eval('1 + 2')",
+        'exec("""def f():\\n    return 1\\n""")',
+        "value = eval(compile('0', 'f', 'eval'), {})",
+    ],
+)
+def test_code_written_in_a_literal_is_the_authors_own(line: str) -> None:
+    assert runs_code_written_here(line + "\n", 1)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "exec(source)",
+        "exec(compile(source, path, 'exec'), env)",
+        "eval(f'{expr} + 1')",
+        "eval('1' + user_input)",
+        "exec(self.co, env)",  # bottle's compiled template: written elsewhere
+        "exec('x = 1'); exec(code)",  # one of two calls on the line is not a literal
+        "exec()",
+        "print('exec')",  # no call of exec or eval on the line at all
+    ],
+)
+def test_code_from_anywhere_else_keeps_the_remark(line: str) -> None:
+    assert not runs_code_written_here(line + "\n", 1)
+
+
+RQ_PUBSUB_HANDLER = """\
+class Worker:
+    def _pubsub_exception_handler(self, exc, pubsub, pubsub_thread):
+        if isinstance(exc, ConnectionError):
+            time.sleep(2.0)
+        else:
+            raise
+
+    def on_failure(self, job, failure: JobFailedError):
+        raise
+
+    def stop(self, job):
+        raise
+"""
+
+
+def test_a_bare_raise_in_a_function_handed_the_exception_reraises_it() -> None:
+    """rq 2.0: redis-py calls the handler from its ``except`` block."""
+    assert reraises_a_handled_exception(RQ_PUBSUB_HANDLER, 6)
+    assert reraises_a_handled_exception(RQ_PUBSUB_HANDLER, 9)  # annotated as an exception
+    assert not reraises_a_handled_exception(RQ_PUBSUB_HANDLER, 12)  # handed none

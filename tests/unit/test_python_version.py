@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from workers.review.python_version import DeclaredPython, declared_python, lowest_minor
+from workers.review.python_version import (
+    DeclaredPython,
+    admits_python2,
+    declared_python,
+    lowest_minor,
+)
 
 
 @pytest.mark.parametrize(
@@ -106,3 +111,98 @@ def test_setup_py_is_read_not_run(tmp_path: Path) -> None:
 )
 def test_unreadable_metadata_declares_nothing(files: dict[str, str]) -> None:
     assert found(**files) is None
+
+
+PEEWEE_SETUP_PY = """\
+from setuptools import setup
+setup(
+    name='peewee',
+    classifiers=[
+        'Programming Language :: Python',
+        'Programming Language :: Python :: 2',
+        'Programming Language :: Python :: 2.7',
+        'Programming Language :: Python :: 3',
+        'Programming Language :: Python :: 3.4',
+        'Programming Language :: Python :: 3.5',
+    ],
+)
+"""
+
+
+def test_trove_classifiers_name_the_oldest_python_when_nothing_else_does() -> None:
+    # peewee 3.17 declares its Pythons only by classifier (2.7, 3.4, …)
+    assert found(setup__py=PEEWEE_SETUP_PY) == DeclaredPython(
+        4, "'Programming Language :: Python :: 3.4' classifier in setup.py", python2=True
+    )
+    # a list kept in a variable is still literal data in the syntax tree
+    in_a_name = (
+        "CLASSIFIERS = ['Programming Language :: Python :: 3.9']\nsetup(classifiers=CLASSIFIERS)\n"
+    )
+    assert found(setup__py=in_a_name) == DeclaredPython(
+        9, "'Programming Language :: Python :: 3.9' classifier in setup.py"
+    )
+    setup_cfg = (
+        "[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.12\n"
+        "    Programming Language :: Python :: 3.8\n"
+        "    Programming Language :: Python :: 3 :: Only\n"
+    )
+    assert found(setup__cfg=setup_cfg) == DeclaredPython(
+        8, "'Programming Language :: Python :: 3.8' classifier in setup.cfg"
+    )
+    pyproject = "[project]\nclassifiers = ['Programming Language :: Python :: 3.10']\n"
+    assert found(pyproject__toml=pyproject) == DeclaredPython(
+        10, "'Programming Language :: Python :: 3.10' classifier in pyproject.toml"
+    )
+
+
+def test_a_version_specifier_outranks_classifiers() -> None:
+    pyproject = (
+        "[project]\nrequires-python = '>=3.9'\n"
+        "classifiers = ['Programming Language :: Python :: 3.7']\n"
+    )
+    assert found(pyproject__toml=pyproject) == DeclaredPython(
+        9, "requires-python = '>=3.9' in pyproject.toml"
+    )
+    setup_py = "setup(python_requires='>=3.8')\n"
+    declared = found(
+        pyproject__toml="[project]\nclassifiers = ['Programming Language :: Python :: 3.6']\n",
+        setup__py=setup_py,
+    )
+    assert declared is not None and declared.minor == 8
+
+
+def test_classifiers_without_a_python_3_minor_declare_nothing() -> None:
+    only_major = (
+        "setup(classifiers=['Programming Language :: Python :: 3',"
+        " 'Programming Language :: Python :: 3 :: Only',"
+        " 'Programming Language :: Python :: 2.7'])\n"
+    )
+    assert found(setup__py=only_major) is None
+    # a classifier of something else that merely mentions a version
+    assert found(setup__py="setup(classifiers=['Framework :: Django :: 3.2'])\n") is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "python2"),
+    [
+        (">=2.7, !=3.0.*, !=3.1.*, !=3.2.*", True),  # python-dateutil 2.9
+        (">=2.7", True),
+        ("^2.7 || ^3.6", True),
+        ("~=2.7", True),
+        (">=3.6", False),
+        (">=3", False),
+        ("==3.11.*", False),
+        ("not a version", False),
+    ],
+)
+def test_admits_python2(spec: str, python2: bool) -> None:
+    assert admits_python2(spec) is python2
+
+
+def test_support_for_python_2_is_part_of_what_is_declared() -> None:
+    setup_py = "setup(python_requires='>=2.7, !=3.0.*, !=3.1.*, !=3.2.*')\n"
+    assert found(setup__py=setup_py) == DeclaredPython(
+        3, "python_requires = '>=2.7, !=3.0.*, !=3.1.*, !=3.2.*' in setup.py", python2=True
+    )
+    declared = found(pyproject__toml=PYPROJECT)
+    assert declared is not None and not declared.python2

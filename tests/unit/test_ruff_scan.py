@@ -453,7 +453,80 @@ if sys.version_info < (3, 12):
 
 def test_a_bare_raise_guarded_by_sys_exc_info_is_not_misplaced() -> None:
     guarded = "import sys\n\n\ndef f(error):\n    if error is sys.exc_info()[1]:\n        raise\n"
-    bare = "def f(error):\n    if error:\n        raise\n"
+    bare = "def f(flag):\n    if flag:\n        raise\n"
 
     assert [f.pattern for f in scan({"a.py": ("", guarded)})] == []
     assert [f.pattern for f in scan({"b.py": ("", bare)})] == ["ruff:PLE0704"]
+
+
+def test_newer_syntax_is_no_remark_in_a_file_that_already_needs_a_newer_python() -> None:
+    """A module compiles whole: one merged ``match`` already shuts out 3.9, so a new walrus
+    beside it shuts out nobody. A new ``type`` statement (3.12) still does."""
+    old = "def g(x):\n    match x:\n        case 1:\n            return 2\n    return 3\n"
+    new = (
+        old
+        + "\n\ndef f(xs):\n    if (n := len(xs)) > 1:\n        return n\n    return 0\n"
+        + "\n\ntype P = int\n"
+    )
+    walrus, alias = (
+        new.splitlines().index(t) + 1 for t in ("    if (n := len(xs)) > 1:", "type P = int")
+    )
+    declared = DeclaredPython(7, "'Programming Language :: Python :: 3.7' classifier in setup.py")
+
+    found = run_ruff({"a.py": new}, diff_of({"a.py": (old, new)}), python=declared)
+    fresh = run_ruff({"b.py": new}, diff_of({"b.py": ("", new)}), python=declared)
+
+    assert [(f.line, f.pattern) for f in found] == [(alias, "ruff:unsupported-syntax")]
+    assert "3.12" in found[0].message
+    assert [f.line for f in fresh if f.pattern == "ruff:unsupported-syntax"] == [2, walrus, alias]
+
+
+def test_a_loop_variable_kept_for_after_the_loop_is_no_remark() -> None:
+    kept = "def f(xs):\n    for i, x in enumerate(xs):\n        if i:\n            break\n"
+    kept += "    return x\n"
+    unused = "def f(xs):\n    n = 0\n    for x in xs:\n        n += 1\n    return n\n"
+
+    assert [f.pattern for f in scan({"a.py": ("", kept)})] == []
+    assert [f.pattern for f in scan({"b.py": ("", unused)})] == ["ruff:B007"]
+
+
+def test_exec_of_a_literal_is_no_security_remark() -> None:
+    literal = "exec(compile('def _raise(*a): raise a[0]', '<py3fix>', 'exec'))\n"
+    dynamic = "import sys\n\nexec(sys.stdin.read())\n"
+
+    assert [f.pattern for f in scan({"a.py": ("", literal)})] == []
+    assert [f.pattern for f in scan({"b.py": ("", dynamic)})] == ["ruff:S102"]
+
+
+def test_naive_datetimes_and_blocking_calls_in_async_tests_are_minor() -> None:
+    """redis-py 5.0.8's tests: ``datetime.now()`` for an expiry, ``open`` in an async
+    test. In the code that ships, a naive time or a blocked event loop is a bug."""
+    code = (
+        "import datetime\n\n\n"
+        "async def check(path):\n"
+        "    with open(path) as f:\n"
+        "        f.read()\n"
+        "    return datetime.datetime.now()\n"
+    )
+    found = scan({path: ("", code) for path in ("pkg/expiry.py", "tests/test_expiry.py")})
+
+    severity = {(f.path, f.pattern): f.severity for f in found}
+    assert severity[("pkg/expiry.py", "ruff:DTZ005")] == "medium"
+    assert severity[("pkg/expiry.py", "ruff:ASYNC230")] == "medium"
+    assert severity[("tests/test_expiry.py", "ruff:DTZ005")] == "low"
+    assert severity[("tests/test_expiry.py", "ruff:ASYNC230")] == "low"
+
+
+def test_no_pyupgrade_remarks_for_a_project_that_still_supports_python_2() -> None:
+    """python-dateutil 2.9 (``>=2.7, !=3.0.*, …``): an f-string or a class without
+    ``object`` would break the Python 2 it still ships for."""
+    source = "class Foo(object):\n    pass\n\n\nname = 'x {}'.format(Foo)\n"
+    changes = {"a.py": ("", source)}
+    both = DeclaredPython(3, "python_requires = '>=2.7, !=3.0.*' in setup.py", python2=True)
+    three = DeclaredPython(7, "python_requires = '>=3.7' in setup.py")
+
+    assert run_ruff({"a.py": source}, diff_of(changes), python=both) == []
+    assert {f.pattern for f in run_ruff({"a.py": source}, diff_of(changes), python=three)} == {
+        "ruff:UP004",
+        "ruff:UP032",
+    }

@@ -17,11 +17,23 @@ review, and reading a little more of the file settles them:
   ``try`` with an ``except``: it is there to raise. ``brotli.Decompressor.process`` under
   ``except AttributeError`` (scrapy 2.11) asks whether the installed version has it, as
   ``hasattr`` would; ``1 / 0`` under ``except Exception as e`` (sanic's tests) makes an
-  exception to work with.
+  exception to work with. So does a division by a literal zero anywhere: bottle's tests
+  end a route handler with ``1/0`` to see the error page.
 - ``PLE0704`` (a bare ``raise`` outside an ``except``) under a check that an exception
   is being handled: flask's ``if error is sys.exc_info()[1]: raise`` re-raises the
   caller's exception, which is what a bare ``raise`` in a function called from an
-  ``except`` block does.
+  ``except`` block does. So does one in a function handed the exception it handles
+  (a parameter ``exc``, ``error``, …, or one annotated as an exception): rq's
+  ``_pubsub_exception_handler(self, exc, pubsub, pubsub_thread)``, which redis-py
+  calls from its ``except`` block, re-raises what it will not retry.
+
+- ``B007`` (loop variable not used in the loop body) on a variable read after the loop:
+  humanize's ``for i, s in enumerate(suffix, 2): … break`` keeps ``s`` for the return
+  that follows. The rename to ``_s`` the rule asks for breaks the function.
+- ``S102``/``S307`` (``exec``/``eval``) on code written as a string literal right there,
+  bare or through ``compile``: bottle's ``exec(compile('def _raise(*a): raise a[0], a[1],
+  a[2]', …))`` hides Python 2 syntax from Python 3's parser. The rules are about running
+  code that comes from somewhere else; this comes from the author.
 
 And one is right about the code but wrong about its weight:
 
@@ -41,9 +53,11 @@ import re
 
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
+    "loop_variable_read_after",
     "not_djangos_extra",
     "raises_on_purpose",
     "reraises_a_handled_exception",
+    "runs_code_written_here",
     "self_assigned_builtin",
     "split_inside_a_sentence",
 ]
@@ -102,38 +116,150 @@ def _djangos_shape(call: ast.Call) -> bool:
 
 def raises_on_purpose(source: str, row: int) -> bool:
     """Whether ``row`` holds an expression standing alone as a statement directly in the
-    body of a ``try`` that has an ``except`` (not only a ``finally``)."""
+    body of a ``try`` that has an ``except`` (not only a ``finally``), or one that divides
+    by a literal zero."""
     tree = _parse(source)
     if tree is None:
         return False
     for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and _on_row(node, row) and _divides_by_zero(node.value):
+            return True
         if not isinstance(node, ast.Try | ast.TryStar) or not node.handlers:
             continue
         for statement in node.body:
-            if isinstance(statement, ast.Expr) and (
-                statement.lineno <= row <= (statement.end_lineno or statement.lineno)
-            ):
+            if isinstance(statement, ast.Expr) and _on_row(statement, row):
                 return True
     return False
+
+
+def _on_row(node: ast.stmt, row: int) -> bool:
+    return node.lineno <= row <= (node.end_lineno or node.lineno)
+
+
+def _divides_by_zero(expression: ast.expr) -> bool:
+    return (
+        isinstance(expression, ast.BinOp)
+        and isinstance(expression.op, ast.Div | ast.FloorDiv | ast.Mod)
+        and isinstance(expression.right, ast.Constant)
+        and expression.right.value == 0
+    )
 
 
 _HANDLED_NOW = frozenset({"exc_info", "exception"})  # sys.exc_info(), sys.exception()
 
 
 def reraises_a_handled_exception(source: str, row: int) -> bool:
-    """Whether the bare ``raise`` on ``row`` sits under an ``if`` whose test asks
-    ``sys.exc_info()`` or ``sys.exception()``: it runs only while an exception is handled."""
+    """Whether the bare ``raise`` on ``row`` runs only while an exception is handled: it
+    sits under an ``if`` whose test asks ``sys.exc_info()`` or ``sys.exception()``, or in
+    a function that is handed the exception (see the module docstring)."""
     tree = _parse(source)
     if tree is None:
         return False
     for node in ast.walk(tree):
-        if not isinstance(node, ast.If) or not _asks_for_handled(node.test):
+        if isinstance(node, ast.If) and _asks_for_handled(node.test):
+            body: list[ast.stmt] = node.body
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _handed_an_exception(
+            node.args
+        ):
+            body = node.body
+        else:
             continue
-        for statement in node.body:
+        for statement in body:
             for inner in ast.walk(statement):
                 if isinstance(inner, ast.Raise) and inner.exc is None and inner.lineno == row:
                     return True
     return False
+
+
+_EXCEPTION_PARAMETERS = frozenset(
+    {"e", "ex", "exc", "err", "error", "exception", "exc_value", "exc_val"}
+)
+_EXCEPTION_TYPE = re.compile(r"(?:\w+\.)*(?:BaseException|\w*Exception|\w*Error)")
+
+
+def _handed_an_exception(args: ast.arguments) -> bool:
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if arg.arg in _EXCEPTION_PARAMETERS:
+            return True
+        if arg.annotation is not None and _EXCEPTION_TYPE.fullmatch(ast.unparse(arg.annotation)):
+            return True
+    return False
+
+
+def loop_variable_read_after(source: str, row: int, name: str) -> bool:
+    """Whether the ``for`` loop whose target on ``row`` binds ``name`` is followed, in the
+    same function (or module), by a read of ``name``: the loop's last value is used."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    for scope in ast.walk(tree):
+        if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for loop in _own_nodes(scope):
+            if (
+                isinstance(loop, ast.For | ast.AsyncFor)
+                and loop.target.lineno <= row <= (loop.target.end_lineno or row)
+                and _binds(loop.target, name)
+            ):
+                after = loop.end_lineno or loop.lineno
+                return any(
+                    isinstance(node, ast.Name)
+                    and node.id == name
+                    and isinstance(node.ctx, ast.Load)
+                    and node.lineno > after
+                    for node in ast.walk(scope)
+                )
+    return False
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of ``scope`` that are not inside a function or class defined in it."""
+    found: list[ast.AST] = []
+    pending = list(ast.iter_child_nodes(scope))
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _binds(target: ast.expr, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+
+
+_RUNS_CODE = frozenset({"exec", "eval"})
+
+
+def runs_code_written_here(source: str, row: int) -> bool:
+    """Whether every ``exec``/``eval`` call on ``row`` runs a string literal, bare or
+    passed through ``compile``. A row with no such call keeps the remark."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _RUNS_CODE
+        and node.lineno <= row <= (node.end_lineno or node.lineno)
+    ]
+    return bool(calls) and all(_literal_code(call) for call in calls)
+
+
+def _literal_code(call: ast.Call) -> bool:
+    if not call.args:
+        return False
+    code = call.args[0]
+    if (
+        isinstance(code, ast.Call)
+        and isinstance(code.func, ast.Name)
+        and code.func.id == "compile"
+        and code.args
+    ):
+        code = code.args[0]
+    return isinstance(code, ast.Constant) and isinstance(code.value, str | bytes)
 
 
 def _asks_for_handled(test: ast.expr) -> bool:

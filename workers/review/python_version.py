@@ -10,10 +10,15 @@ Kaizen would have posted were such suggestions.
 
 Where the version is declared, in ruff's own order of precedence: the root ruff
 config's ``target-version``, then ``requires-python`` in ``pyproject.toml``, then the
-Poetry ``python`` dependency, ``python_requires`` in ``setup.cfg`` and in ``setup.py``,
-and last ``.python-version`` (an application's runtime, for repositories that are not
-packages). Every file is parsed as data: TOML and INI parsers, and ``setup.py`` with
-:mod:`ast`, never run. Nothing declared: ruff's default, as the team's own ruff would.
+Poetry ``python`` dependency, ``python_requires`` in ``setup.cfg`` and in ``setup.py``.
+Then what ruff does not read: the oldest ``Programming Language :: Python :: 3.N``
+classifier (in ``pyproject.toml``, ``setup.cfg``, ``setup.py``; peewee and bottle declare
+their Pythons only so, and ruff's default had told them to write ``datetime.UTC``), and
+last ``.python-version`` (an application's runtime, for repositories that are not
+packages). Classifiers go stale more often than specifiers; newer syntax in a file whose
+merged code already needs it is no remark (:mod:`workers.review.ruff_scan`). Every file
+is parsed as data: TOML and INI parsers, and ``setup.py`` with :mod:`ast`, never run.
+Nothing declared: ruff's default, as the team's own ruff would.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ OLDEST_MINOR = 7
 NEWEST_MINOR = 13
 _HIGHEST_MINOR_TRIED = 30
 _RUFF_TARGET = re.compile(r"py3(\d{1,2})")
+_PYTHON2_CLASSIFIER = re.compile(r"Programming Language :: Python :: 2(?:\.\d+)?(?: :: Only)?")
+_CLASSIFIER = re.compile(r"Programming Language :: Python :: 3\.(\d{1,2})")
 _PYTHON_VERSION_LINE = re.compile(r"(?:python-?|cpython-?)?3\.(\d{1,2})(?:[.\-].*)?")
 
 
@@ -44,6 +51,9 @@ class DeclaredPython:
 
     minor: int
     source: str  # e.g. "requires-python = \">=3.8\" in pyproject.toml", for messages
+    # Python 2 is supported too (``>=2.7``, a ``Python :: 2.7`` classifier): ruff cannot
+    # lint for it, and its pyupgrade rules would all break it (python-dateutil 2.9).
+    python2: bool = False
 
     @property
     def ruff_target(self) -> str:
@@ -63,14 +73,32 @@ def lowest_minor(spec: str) -> int | None:
     Python 3 in.
     """
     lowest: int | None = None
-    for alternative in spec.split("||"):
-        found = _lowest_in(alternative.strip())
-        if found is not None and (lowest is None or found < lowest):
-            lowest = found
+    for allowed in _alternatives(spec):
+        for minor in range(_HIGHEST_MINOR_TRIED + 1):
+            # the patch range too: ">=3.8.1" lets 3.8 in, from 3.8.1 on
+            if _admits(allowed, 3, minor) and (lowest is None or minor < lowest):
+                lowest = minor
+                break
     return lowest
 
 
-def _lowest_in(spec: str) -> int | None:
+def admits_python2(spec: str) -> bool:
+    """Whether a version specifier lets Python 2.7 in (``>=2.7``, Poetry's ``^2.7``)."""
+    return any(_admits(allowed, 2, 7) for allowed in _alternatives(spec))
+
+
+def _admits(allowed: SpecifierSet, major: int, minor: int) -> bool:
+    return any(
+        allowed.contains(Version(f"{major}.{minor}.{patch}"), prereleases=True) for patch in (0, 99)
+    )
+
+
+def _alternatives(spec: str) -> list[SpecifierSet]:
+    found = (_specifier(alternative.strip()) for alternative in spec.split("||"))
+    return [allowed for allowed in found if allowed is not None]
+
+
+def _specifier(spec: str) -> SpecifierSet | None:
     if not spec or len(spec) > 200:
         return None
     if spec[0] == "^" or (spec[0] == "~" and not spec.startswith("~=")):
@@ -79,14 +107,9 @@ def _lowest_in(spec: str) -> int | None:
         spec = "==" + spec  # Poetry: "3.8.*" or a bare version
     spec = re.sub(r"(?<=[\d*])\s+(?=[<>=!~])", ",", spec)  # Poetry: ">=3.8 <4"
     try:
-        allowed = SpecifierSet(spec)
+        return SpecifierSet(spec)
     except InvalidSpecifier:
         return None
-    for minor in range(_HIGHEST_MINOR_TRIED + 1):
-        # the patch range too: ">=3.8.1" lets 3.8 in, from 3.8.1 on
-        if any(allowed.contains(Version(f"3.{minor}.{p}"), prereleases=True) for p in (0, 99)):
-            return minor
-    return None
 
 
 def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | None:
@@ -112,9 +135,21 @@ def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | 
     declared = _from_spec(_setup_cfg(file_text("setup.cfg")), "python_requires", "setup.cfg")
     if declared is not None:
         return declared
-    declared = _from_spec(_setup_py(file_text("setup.py")), "python_requires", "setup.py")
+    setup_py = file_text("setup.py")
+    declared = _from_spec(_setup_py(setup_py), "python_requires", "setup.py")
     if declared is not None:
         return declared
+    classified = (
+        _from_classifiers(_strings(project.get("classifiers")), "pyproject.toml")
+        if isinstance(project, Mapping)
+        else None
+    )
+    classified = classified or _from_classifiers(
+        _setup_cfg_classifiers(file_text("setup.cfg")), "setup.cfg"
+    )
+    classified = classified or _from_classifiers(_setup_py_strings(setup_py), "setup.py")
+    if classified is not None:
+        return classified
     return _python_version_file(file_text(".python-version"))
 
 
@@ -130,7 +165,7 @@ def _from_spec(value: object, key: str, where: str) -> DeclaredPython | None:
     minor = lowest_minor(value)
     if minor is None:
         return None
-    return DeclaredPython(minor, f"{key} = {value.strip()!r} in {where}")
+    return DeclaredPython(minor, f"{key} = {value.strip()!r} in {where}", admits_python2(value))
 
 
 def _table(document: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
@@ -163,6 +198,46 @@ def _setup_py(text: str | None) -> str | None:
         ):
             return node.value.value
     return None
+
+
+def _from_classifiers(classifiers: list[str], where: str) -> DeclaredPython | None:
+    """The oldest Python 3 minor the trove classifiers list (``:: 3`` alone names none)."""
+    minors = [
+        (int(match.group(1)), text)
+        for text in classifiers
+        if (match := _CLASSIFIER.fullmatch(text.strip()))
+    ]
+    if not minors:
+        return None
+    minor, text = min(minors)
+    python2 = any(_PYTHON2_CLASSIFIER.fullmatch(text.strip()) for text in classifiers)
+    return DeclaredPython(minor, f"{text.strip()!r} classifier in {where}", python2)
+
+
+def _strings(value: object) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def _setup_cfg_classifiers(text: str | None) -> list[str]:
+    parser = load_ini(text)
+    value = None if parser is None else parser.get("metadata", "classifiers", fallback=None)
+    return value.splitlines() if value else []
+
+
+def _setup_py_strings(text: str | None) -> list[str]:
+    """Every string literal in ``setup.py``: classifiers are data whether they are given
+    inline or through a name, and no other literal reads as one."""
+    if text is None or len(text) > MAX_FILE_CHARS or "Programming Language" not in text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
 
 
 def _python_version_file(text: str | None) -> DeclaredPython | None:

@@ -32,9 +32,11 @@ from typing import TYPE_CHECKING, Any
 from workers.code_paths import is_test_path
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
+    loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
     reraises_a_handled_exception,
+    runs_code_written_here,
     self_assigned_builtin,
     split_inside_a_sentence,
 )
@@ -193,6 +195,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Python 3.9 (syntax was added in Python 3.10)"
 _VERSION_SYNTAX = re.compile(r"\(syntax was (?:added|removed) in Python \d+\.\d+\)")
 _ADDED_IN = re.compile(r"\(syntax was added in Python 3\.(\d+)\)")
+_LOOP_VARIABLE = re.compile(r"Loop control variable `(\w+)`")
 _UNDEFINED_NAME = re.compile(r"Undefined name `(\w+)`")
 # Builtins newer than the oldest Python ruff lints for, by the minor version that added
 # them: linting for 3.8, ruff calls them undefined (F821), though libraries use them
@@ -261,6 +264,8 @@ def run_ruff(
 
     chosen = list(select) or list(DEFAULT_SELECT)
     ignored = list(ignore) + ([] if select else list(DEFAULT_IGNORE))
+    if python is not None and python.python2:
+        ignored.append("UP")  # every pyupgrade rewrite breaks Python 2, which ruff cannot lint for
     for code in [*chosen, *ignored]:
         if not RULE_SELECTOR.fullmatch(code):
             raise ValueError(f"not a ruff rule code or prefix: {code!r}")
@@ -304,6 +309,8 @@ def run_ruff(
         floor_of = functools.cache(collected_from or _no_floor)  # asked once a file
         # (path, rule code) → places on the lines of that file the PR left alone
         unchanged: Counter[tuple[str, str]] = Counter()
+        # path → the newest Python its untouched lines' syntax already needs
+        compiles_from: dict[str, int] = {}
         for item in diagnostics:
             filename = str(item.get("filename") or "")
             repo_path = written.get(filename) or written.get(str((root / filename).resolve()))
@@ -316,10 +323,35 @@ def run_ruff(
                 findings.setdefault((repo_path, finding.line, finding.pattern), finding)
             elif _row_col(item.get("location"))[0] not in entry.added:
                 unchanged[repo_path, str(item.get("code") or "")] += 1
+                needs = _syntax_needs(str(item.get("message") or ""))
+                if needs is not None:
+                    compiles_from[repo_path] = max(needs, compiles_from.get(repo_path, 0))
     return sorted(
-        (_with_unchanged(f, unchanged) for f in findings.values()),
+        (
+            _with_unchanged(f, unchanged)
+            for f in findings.values()
+            if not _no_older_than_the_file(f, compiles_from)
+        ),
         key=lambda f: (f.path, f.line, f.pattern),
     )
+
+
+def _syntax_needs(message: str) -> int | None:
+    """The Python 3 minor a syntax diagnostic says its syntax needs, if it says so."""
+    match = _ADDED_IN.search(message)
+    return int(match.group(1)) if match else None
+
+
+def _no_older_than_the_file(finding: Finding, compiles_from: Mapping[str, int]) -> bool:
+    """Whether ``finding`` is newer syntax that the rest of its file already outdoes.
+
+    A module is compiled whole: one ``match`` statement already merged makes the file a
+    SyntaxError before 3.10, so a new walrus in it shuts out no Python that could import
+    it before (the project's metadata, often its classifiers, is older than its code)."""
+    if finding.pattern != "ruff:unsupported-syntax":
+        return False
+    needs = _syntax_needs(finding.message)
+    return needs is not None and needs <= compiles_from.get(finding.path, 0)
 
 
 def _no_floor(path: str) -> int | None:
@@ -411,6 +443,8 @@ def _finding(
         or (code == "S610" and not_djangos_extra(text, row))
         or (code == "B018" and raises_on_purpose(text, row))
         or (code == "PLE0704" and reraises_a_handled_exception(text, row))
+        or (code in ("S102", "S307") and runs_code_written_here(text, row))
+        or (code == "B007" and _loop_variable_kept(text, row, message))
     ):
         return None  # see workers.review.false_alarms
     newer = _newer_builtin(message, python) if code == "F821" and python else None
@@ -481,6 +515,11 @@ def _finding(
     )
 
 
+def _loop_variable_kept(text: str, row: int, message: str) -> bool:
+    match = _LOOP_VARIABLE.search(message)
+    return match is not None and loop_variable_read_after(text, row, match.group(1))
+
+
 def _newer_builtin(message: str, python: DeclaredPython) -> tuple[str, int] | None:
     match = _UNDEFINED_NAME.search(message)
     added = NEWER_BUILTINS.get(match.group(1)) if match else None
@@ -490,16 +529,22 @@ def _newer_builtin(message: str, python: DeclaredPython) -> tuple[str, int] | No
 
 
 def _minor_in_tests(code: str) -> bool:
-    """Bandit's rules (S) and B011 in test code: minor remarks, whatever they are elsewhere.
+    """Bandit's rules (S), naive datetimes (DTZ), blocking calls in async functions
+    (ASYNC) and B011 in test code: minor remarks, whatever they are elsewhere.
 
     Test code runs on developers' machines and in CI, on inputs the tests write: requests
     unpickles its own objects, jinja2 and starlette build template environments without
-    autoescape to test them, a test helper starts a shell. "``python -O`` strips this
-    ``assert False``" (B011) holds for every assert in a test. Worth a word, not an
-    "important" label ahead of the likely bugs in the code that ships.
+    autoescape to test them, a test helper starts a shell. A test takes the local time for
+    an expiry it checks a second later (redis-py), and an ``open`` in an async test blocks
+    no one's requests. "``python -O`` strips this ``assert False``" (B011) holds for every
+    assert in a test. Worth a word, not an "important" label ahead of the likely bugs in
+    the code that ships.
     """
     letters = _LETTERS.match(code)
-    return (letters is not None and letters.group() == "S") or code == "B011"
+    return (letters is not None and letters.group() in _MINOR_IN_TESTS) or code == "B011"
+
+
+_MINOR_IN_TESTS = frozenset({"S", "DTZ", "ASYNC"})
 
 
 def rule_severity(code: str) -> str:
