@@ -203,8 +203,9 @@ class ReviewConfig(_Section):
     incremental: bool = Field(default=True, strict=True)
     max_comments: int = Field(default=10, ge=0, le=100, strict=True)
     # Inline comments of one static-analysis rule in one review; its other places are
-    # listed in the review body. Security findings and the LLM's (whose patterns are
-    # categories, not rules) are never held back by it. 0: no limit.
+    # listed in the review body. Security findings (but for credentials in test code, often
+    # keys made for the tests) and the LLM's (whose patterns are categories, not rules)
+    # are never held back by it. 0: no limit.
     max_per_pattern: int = Field(default=2, ge=0, le=100, strict=True)
     # A static-analysis remark (not high, not security) whose rule the file already breaks
     # in at least this many places the PR did not touch is left out: that is how this
