@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workers.review.false_alarms import (
+    defines_names_at_run_time,
     loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
@@ -256,3 +257,29 @@ def test_a_bare_raise_in_a_function_handed_the_exception_reraises_it() -> None:
     assert reraises_a_handled_exception(RQ_PUBSUB_HANDLER, 6)
     assert reraises_a_handled_exception(RQ_PUBSUB_HANDLER, 9)  # annotated as an exception
     assert not reraises_a_handled_exception(RQ_PUBSUB_HANDLER, 12)  # handed none
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "vars().update(keywords)\n",  # pyparsing's examples
+        "globals().update({'NOT': 1})\n",
+        "for name in names:\n    globals()[name] = make(name)\n",
+        "def f():\n    locals().setdefault('x', 1)\n",
+    ],
+)
+def test_a_module_that_writes_its_namespace_defines_names_at_run_time(source: str) -> None:
+    assert defines_names_at_run_time(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = globals()['name']\n",  # a read
+        "settings.update(keywords)\n",  # another mapping
+        "env = vars(obj)\nenv.update(x)\n",  # a copy of another object's namespace
+        "def broken(:\n",
+    ],
+)
+def test_reading_a_namespace_defines_nothing(source: str) -> None:
+    assert not defines_names_at_run_time(source)

@@ -530,3 +530,41 @@ def test_no_pyupgrade_remarks_for_a_project_that_still_supports_python_2() -> No
         "ruff:UP004",
         "ruff:UP032",
     }
+
+
+def test_python_2_builtins_are_defined_for_a_project_that_supports_python_2() -> None:
+    """pexpect 4.9 (a ``Python :: 2.7`` classifier): ``unicode`` in the Python 2 branch."""
+    source = "import sys\n\nif sys.argv:\n    kind = bytes\nelse:\n    kind = unicode\n"
+    changes = {"a.py": ("", source)}
+    both = DeclaredPython(3, "'Programming Language :: Python :: 3.3' classifier", python2=True)
+    three = DeclaredPython(7, "python_requires = '>=3.7' in setup.py")
+
+    assert run_ruff({"a.py": source}, diff_of(changes), python=both) == []
+    assert [f.pattern for f in run_ruff({"a.py": source}, diff_of(changes), python=three)] == [
+        "ruff:F821"
+    ]
+
+
+def test_names_a_module_defines_at_run_time_are_not_undefined() -> None:
+    """pyparsing's examples: ``vars().update(keywords)`` defines ``NOT`` and the rest."""
+    dynamic = (
+        "keywords = {k: k.lower() for k in ('AND', 'NOT')}\n"
+        "vars().update(keywords)\n"
+        "rule = NOT + AND\n"
+    )
+    plain = "keywords = {}\nrule = NOT + AND\n"
+
+    assert scan({"a.py": ("", dynamic)}) == []
+    assert {f.pattern for f in scan({"b.py": ("", plain)})} == {"ruff:F821"}
+
+
+def test_a_password_rule_on_a_name_that_holds_no_secret_is_no_remark() -> None:
+    """authlib 1.3: ``token_placement="header"`` says where a token goes, not what it is."""
+    source = (
+        "def client(token_placement='header', password='hunter2-but-longer'):\n"
+        "    return token_placement, password\n"
+    )
+    found = scan({"a.py": ("", source)})
+
+    assert [f.pattern for f in found] == ["ruff:S107"]
+    assert '"password"' in found[0].message

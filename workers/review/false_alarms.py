@@ -35,6 +35,11 @@ review, and reading a little more of the file settles them:
   a[2]', …))`` hides Python 2 syntax from Python 3's parser. The rules are about running
   code that comes from somewhere else; this comes from the author.
 
+- ``F821`` (undefined name) in a module that defines names as it runs, through
+  ``vars().update(…)``, ``globals().update(…)`` or ``globals()[name] = …``: pyparsing's
+  examples make a keyword object of each word of a grammar (``NOT``, ``AND``, …) so.
+  What the module defines cannot be read off its text, so no name is plainly undefined.
+
 And one is right about the code but wrong about its weight:
 
 - ``ISC001`` (two string literals side by side on one line) is medium because it is
@@ -53,6 +58,7 @@ import re
 
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
+    "defines_names_at_run_time",
     "loop_variable_read_after",
     "not_djangos_extra",
     "raises_on_purpose",
@@ -184,6 +190,41 @@ def _handed_an_exception(args: ast.arguments) -> bool:
         if arg.annotation is not None and _EXCEPTION_TYPE.fullmatch(ast.unparse(arg.annotation)):
             return True
     return False
+
+
+_NAMESPACES = frozenset({"vars", "globals", "locals"})
+
+
+def defines_names_at_run_time(source: str) -> bool:
+    """Whether the module writes into its own namespace: ``vars().update(…)`` (also
+    ``globals()``/``locals()``) or an assignment to ``globals()[…]``."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("update", "setdefault")
+            and _namespace(node.func.value)
+        ):
+            return True
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Store)
+            and _namespace(node.value)
+        ):
+            return True
+    return False
+
+
+def _namespace(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _NAMESPACES
+        and not node.args
+    )
 
 
 def loop_variable_read_after(source: str, row: int, name: str) -> bool:

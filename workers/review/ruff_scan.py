@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from workers.code_paths import is_test_path
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
+    defines_names_at_run_time,
     loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
@@ -41,6 +42,7 @@ from workers.review.false_alarms import (
     split_inside_a_sentence,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding
+from workers.review.secrets_scan import names_a_secret
 from workers.review.version_guards import runs_only_where_defined
 
 if TYPE_CHECKING:
@@ -195,6 +197,31 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Python 3.9 (syntax was added in Python 3.10)"
 _VERSION_SYNTAX = re.compile(r"\(syntax was (?:added|removed) in Python \d+\.\d+\)")
 _ADDED_IN = re.compile(r"\(syntax was added in Python 3\.(\d+)\)")
+_PASSWORD_NAME = re.compile(r'hardcoded password assigned to[^"]*"(\w+)"')
+# Ruff's guesses at a hardcoded password from a variable, argument or parameter name.
+CREDENTIAL_CODES = frozenset({"S105", "S106", "S107"})
+# Builtins of Python 2 that Python 3 dropped: a project that still supports Python 2 uses
+# them in its Python 2 branches (ruff lints for Python 3 only).
+PYTHON2_BUILTINS = frozenset(
+    {
+        "apply",
+        "basestring",
+        "buffer",
+        "cmp",
+        "coerce",
+        "execfile",
+        "file",
+        "intern",
+        "long",
+        "raw_input",
+        "reduce",
+        "reload",
+        "StandardError",
+        "unichr",
+        "unicode",
+        "xrange",
+    }
+)
 _LOOP_VARIABLE = re.compile(r"Loop control variable `(\w+)`")
 _UNDEFINED_NAME = re.compile(r"Undefined name `(\w+)`")
 # Builtins newer than the oldest Python ruff lints for, by the minor version that added
@@ -445,6 +472,8 @@ def _finding(
         or (code == "PLE0704" and reraises_a_handled_exception(text, row))
         or (code in ("S102", "S307") and runs_code_written_here(text, row))
         or (code == "B007" and _loop_variable_kept(text, row, message))
+        or (code == "F821" and _defined_elsewhere(text, message, python))
+        or (code in CREDENTIAL_CODES and _names_no_secret(message))
     ):
         return None  # see workers.review.false_alarms
     newer = _newer_builtin(message, python) if code == "F821" and python else None
@@ -513,6 +542,24 @@ def _finding(
         suggestion=suggestion,
         start_line=start_line,
     )
+
+
+def _defined_elsewhere(text: str, message: str, python: DeclaredPython | None) -> bool:
+    """An "undefined" name that a Python the project supports has as a builtin, or one in
+    a module that defines names as it runs (see workers.review.false_alarms)."""
+    match = _UNDEFINED_NAME.search(message)
+    if match is None:
+        return False
+    if python is not None and python.python2 and match.group(1) in PYTHON2_BUILTINS:
+        return True
+    return defines_names_at_run_time(text)
+
+
+def _names_no_secret(message: str) -> bool:
+    """Ruff's hardcoded-password rules on a name that, read word by word as the secret
+    scanner reads names, does not say it holds a secret (``token_placement``)."""
+    match = _PASSWORD_NAME.search(message)
+    return match is not None and not names_a_secret(match.group(1))
 
 
 def _loop_variable_kept(text: str, row: int, message: str) -> bool:

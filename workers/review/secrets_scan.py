@@ -87,7 +87,7 @@ RULES: tuple[SecretRule, ...] = (
     _rule(
         "generic-secret",
         "a hard-coded secret",
-        # the name (group 1) is checked word by word in _names_a_secret
+        # the name (group 1) is checked word by word in names_a_secret
         # (a name starts only where a run of name characters starts, and is at most 80
         # characters either side of the keyword: with a plain \b every "-" in a long
         # "a-a-a-…" line was a start, and a hostile PR line cost time quadratic in its length)
@@ -168,7 +168,7 @@ def _words(name: str) -> list[str]:
     return [w.lower() for w in re.split(r"[\s_.\-]+", spaced) if w]
 
 
-def _names_a_secret(name: str) -> bool:
+def names_a_secret(name: str) -> bool:
     """Whether a name says its value is a secret: a secret word ends it (``API_KEY``,
     ``githubToken``, ``db.password``) or ``secret`` / ``password`` / ``apikey`` is one of
     its words (``client_secret_value``). ``TOKENIZER_NAME`` and ``token_type`` are not."""
@@ -234,7 +234,7 @@ def find_secrets(text: str) -> list[SecretHit]:
             if rule.kind not in ("private-key",) and _PLACEHOLDER.search(value):
                 continue
             if rule.kind == "generic-secret" and (
-                not _names_a_secret(match.group(1)) or _WORDY_VALUE.match(value)
+                not names_a_secret(match.group(1)) or _WORDY_VALUE.match(value)
             ):
                 continue
             if rule.kind == "url-credentials" and _is_template_url(
