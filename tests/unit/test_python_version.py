@@ -171,11 +171,21 @@ def test_a_version_specifier_outranks_classifiers() -> None:
     assert declared is not None and declared.minor == 8
 
 
+def test_python_2_classifiers_without_a_python_3_minor_say_python_2() -> None:
+    """pexpect 4.9 lists ``Python :: 2.7`` and ``Python :: 3`` only."""
+    setup_py = (
+        "setup(classifiers=['Programming Language :: Python :: 2.7',"
+        " 'Programming Language :: Python :: 3'])\n"
+    )
+    assert found(setup__py=setup_py) == DeclaredPython(
+        7, "'Programming Language :: Python :: 2.7' classifier in setup.py", python2=True
+    )
+
+
 def test_classifiers_without_a_python_3_minor_declare_nothing() -> None:
     only_major = (
         "setup(classifiers=['Programming Language :: Python :: 3',"
-        " 'Programming Language :: Python :: 3 :: Only',"
-        " 'Programming Language :: Python :: 2.7'])\n"
+        " 'Programming Language :: Python :: 3 :: Only'])\n"
     )
     assert found(setup__py=only_major) is None
     # a classifier of something else that merely mentions a version

@@ -203,15 +203,17 @@ def _setup_py(text: str | None) -> str | None:
 def _from_classifiers(classifiers: list[str], where: str) -> DeclaredPython | None:
     """The oldest Python 3 minor the trove classifiers list (``:: 3`` alone names none)."""
     minors = [
-        (int(match.group(1)), text)
+        (int(match.group(1)), text.strip())
         for text in classifiers
         if (match := _CLASSIFIER.fullmatch(text.strip()))
     ]
-    if not minors:
-        return None
-    minor, text = min(minors)
-    python2 = any(_PYTHON2_CLASSIFIER.fullmatch(text.strip()) for text in classifiers)
-    return DeclaredPython(minor, f"{text.strip()!r} classifier in {where}", python2)
+    python2 = [text.strip() for text in classifiers if _PYTHON2_CLASSIFIER.fullmatch(text.strip())]
+    if minors:
+        minor, text = min(minors)
+        return DeclaredPython(minor, f"{text!r} classifier in {where}", bool(python2))
+    if python2:  # "2.7" and "3" (pexpect 4.9): no oldest Python 3 named, so ruff's oldest
+        return DeclaredPython(OLDEST_MINOR, f"{python2[0]!r} classifier in {where}", True)
+    return None
 
 
 def _strings(value: object) -> list[str]:
