@@ -6,6 +6,7 @@ import pytest
 
 from workers.review.false_alarms import (
     defines_names_at_run_time,
+    in_a_meta_class,
     loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
@@ -283,3 +284,13 @@ def test_a_module_that_writes_its_namespace_defines_names_at_run_time(source: st
 )
 def test_reading_a_namespace_defines_nothing(source: str) -> None:
     assert not defines_names_at_run_time(source)
+
+
+def test_only_a_meta_class_nested_in_another_holds_options() -> None:
+    nested = "class A(Model):\n    class Meta:\n        ordering = ['x']\n"
+    top = "class Meta:\n    ordering = ['x']\n"
+    other = "class A(Model):\n    class Config:\n        ordering = ['x']\n"
+    assert in_a_meta_class(nested, 3)
+    assert not in_a_meta_class(top, 2)  # a class of its own, with instances
+    assert not in_a_meta_class(other, 3)
+    assert not in_a_meta_class("def broken(:\n", 1)

@@ -568,3 +568,29 @@ def test_a_password_rule_on_a_name_that_holds_no_secret_is_no_remark() -> None:
 
     assert [f.pattern for f in found] == ["ruff:S107"]
     assert '"password"' in found[0].message
+
+
+def test_options_of_a_nested_meta_class_are_no_mutable_class_attributes() -> None:
+    """Django 4.2's ``class Meta: required_db_features = {...}``: options a framework
+    reads once, never an instance's state to share by mistake."""
+    source = (
+        "from django.db import models\n\n\n"
+        "class JSONFieldModel(models.Model):\n"
+        "    tags = []\n\n"
+        "    class Meta:\n"
+        "        required_db_features = {'supports_json_field'}\n"
+        "        ordering = ['name']\n"
+    )
+    found = scan({"app/models.py": ("", source)})
+
+    assert [(f.line, f.pattern) for f in found] == [(5, "ruff:RUF012")]
+
+
+def test_mutable_class_attributes_are_minor_in_test_code() -> None:
+    source = "class StorageTests:\n    invalid_names = ['../x', 'a/../../b']\n"
+    found = scan({path: ("", source) for path in ("pkg/store.py", "tests/test_store.py")})
+
+    assert {(f.path, f.severity) for f in found if f.pattern == "ruff:RUF012"} == {
+        ("pkg/store.py", "medium"),
+        ("tests/test_store.py", "low"),
+    }

@@ -40,6 +40,11 @@ review, and reading a little more of the file settles them:
   examples make a keyword object of each word of a grammar (``NOT``, ``AND``, …) so.
   What the module defines cannot be read off its text, so no name is plainly undefined.
 
+- ``RUF012`` (mutable class attribute) inside a nested ``class Meta``: Django's
+  ``required_db_features = {...}`` and ``ordering = [...]``, DRF's ``fields = [...]``,
+  factory_boy's and marshmallow's options. A framework reads them once; no instance holds
+  them as state to share by mistake.
+
 And one is right about the code but wrong about its weight:
 
 - ``ISC001`` (two string literals side by side on one line) is medium because it is
@@ -59,6 +64,7 @@ import re
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "defines_names_at_run_time",
+    "in_a_meta_class",
     "loop_variable_read_after",
     "not_djangos_extra",
     "raises_on_purpose",
@@ -225,6 +231,24 @@ def _namespace(node: ast.expr) -> bool:
         and node.func.id in _NAMESPACES
         and not node.args
     )
+
+
+def in_a_meta_class(source: str, row: int) -> bool:
+    """Whether ``row`` is an assignment directly in the body of a class named ``Meta``
+    that is nested in another class."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    for outer in ast.walk(tree):
+        if not isinstance(outer, ast.ClassDef):
+            continue
+        for meta in outer.body:
+            if not (isinstance(meta, ast.ClassDef) and meta.name == "Meta"):
+                continue
+            for statement in meta.body:
+                if isinstance(statement, ast.Assign | ast.AnnAssign) and _on_row(statement, row):
+                    return True
+    return False
 
 
 def loop_variable_read_after(source: str, row: int, name: str) -> bool:

@@ -33,6 +33,7 @@ from workers.code_paths import is_test_path
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     defines_names_at_run_time,
+    in_a_meta_class,
     loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
@@ -474,6 +475,7 @@ def _finding(
         or (code == "B007" and _loop_variable_kept(text, row, message))
         or (code == "F821" and _defined_elsewhere(text, message, python))
         or (code in CREDENTIAL_CODES and _names_no_secret(message))
+        or (code == "RUF012" and in_a_meta_class(text, row))
     ):
         return None  # see workers.review.false_alarms
     newer = _newer_builtin(message, python) if code == "F821" and python else None
@@ -577,18 +579,22 @@ def _newer_builtin(message: str, python: DeclaredPython) -> tuple[str, int] | No
 
 def _minor_in_tests(code: str) -> bool:
     """Bandit's rules (S), naive datetimes (DTZ), blocking calls in async functions
-    (ASYNC) and B011 in test code: minor remarks, whatever they are elsewhere.
+    (ASYNC), B011 and RUF012 in test code: minor remarks, whatever they are elsewhere.
 
     Test code runs on developers' machines and in CI, on inputs the tests write: requests
     unpickles its own objects, jinja2 and starlette build template environments without
     autoescape to test them, a test helper starts a shell. A test takes the local time for
     an expiry it checks a second later (redis-py), and an ``open`` in an async test blocks
     no one's requests. "``python -O`` strips this ``assert False``" (B011) holds for every
-    assert in a test. Worth a word, not an "important" label ahead of the likely bugs in
-    the code that ships.
+    assert in a test. A test class's list of cases (``invalid_names = [...]``, Django's
+    tests) is data each test reads, not state its instances share. Worth a word, not an
+    "important" label ahead of the likely bugs in the code that ships.
     """
     letters = _LETTERS.match(code)
-    return (letters is not None and letters.group() in _MINOR_IN_TESTS) or code == "B011"
+    return (letters is not None and letters.group() in _MINOR_IN_TESTS) or code in (
+        "B011",
+        "RUF012",
+    )
 
 
 _MINOR_IN_TESTS = frozenset({"S", "DTZ", "ASYNC"})
