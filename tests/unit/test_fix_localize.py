@@ -16,6 +16,7 @@ from workers.fix.localize import (
     COVERAGE_DATA_NAME,
     COVERAGE_RC,
     COVERAGE_RC_NAME,
+    GUARD_SHARE,
     CoverageDataError,
     canonical_test_id,
     case_key,
@@ -586,3 +587,65 @@ def test_read_coverage_refuses_symlinks_and_other_files(tmp_path: Path) -> None:
     big.write_bytes(b"x" * 100)
     with pytest.raises(CoverageDataError, match="over 10"):
         read_coverage(big, root, max_bytes=10)
+
+
+CACHE_SOURCE = """\
+class Cache:
+    def __setitem__(self, key, value):
+        maxsize = self.maxsize
+        size = self.getsizeof(value)
+        if (
+            size >= maxsize
+            or key is None
+        ):
+            raise ValueError("value too large")
+        self.data[key] = value
+
+    def get(self, key):
+        if key in self.data:
+            return self.data[key]
+        else:
+            raise KeyError(key)
+
+    def check(self):
+        raise RuntimeError("always")
+"""
+
+
+def test_the_guard_of_a_raise_in_a_traceback_is_suspected_with_it() -> None:
+    """cachetools with ``size >= maxsize``: the failing tests' tracebacks end at the
+    ``raise ValueError``, which no edit can fix; the decision to raise is the ``if``."""
+    files = {"src/cache.py": CACHE_SOURCE}
+    report = (
+        'File "/w/src/cache.py", line 9, in __setitem__\n    raise ValueError("value too large")'
+    )
+    suspects = from_failures([result("tests/test_c.py::test_fit", "failed", report)], files)
+
+    scores = {s.line: s.score for s in suspects}
+    assert scores[9] == 1.0
+    assert scores[6] == scores[7] == pytest.approx(GUARD_SHARE)  # the condition's lines
+    assert set(scores) == {6, 7, 9}  # nothing else
+    # a raise in an ``else``: the ``if`` decided that too; a raise with no guard: itself
+    in_else = from_issue_text(
+        'Traceback (most recent call last):\n  File "src/cache.py", line 16, in get\n', files
+    )
+    assert {s.line for s in in_else} == {13, 16}
+    alone = from_issue_text(
+        'Traceback (most recent call last):\n  File "src/cache.py", line 19, in check\n', files
+    )
+    assert {s.line for s in alone} == {19}
+
+
+def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:
+    """``if slot.overlaps(existing): raise ConflictError``: the answer is ``overlaps``'s."""
+    source = (
+        "def book(slots, slot):\n"
+        "    for existing in slots:\n"
+        "        if slot.overlaps(existing):\n"
+        "            raise ConflictError(slot)\n"
+    )
+    report = 'File "/w/booking.py", line 4, in book\n'
+    suspects = from_failures(
+        [result("tests/test_b.py::test_book", "failed", report)], {"booking.py": source}
+    )
+    assert lines_of(suspects) == [("booking.py", 4)]

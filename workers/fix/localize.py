@@ -43,6 +43,7 @@ host - only in the sandbox's Python).
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import math
 import os
@@ -84,6 +85,14 @@ KIND_WEIGHTS: dict[str, float] = {
 OTHER_WEIGHT = 1.0
 
 FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
+# A frame on a ``raise`` also points at the test of the ``if`` that decided to raise, a
+# little less: no edit of ``raise ValueError("value too large")`` fixes it, while its
+# guard ``if size >= maxsize:`` may be the bug (cachetools: that guard came 7th of the
+# suspects and took 32 sandbox runs to reach). Less than a caller's frame (FRAME_DECAY):
+# a caller that passed the wrong values is as likely (a transfer that swapped source and
+# target trips a correct balance check), and not when the test calls out
+# (``if slot.overlaps(other):``), whose answer comes from elsewhere.
+GUARD_SHARE = 0.75
 MAX_SYMBOL_LINES = 200
 HELPER_SHARE = 0.8  # a named function's private helpers, against its own lines
 MAX_FILE_LINES = 2000
@@ -259,6 +268,49 @@ class _PathIndex:
 
 
 # --- source structure ------------------------------------------------------------------
+def _with_guard(source: str | None, line: int) -> list[tuple[int, float]]:
+    """``line`` (share 1), and when it is a ``raise`` under an ``if`` (in its body or its
+    ``else``), the lines of that ``if``'s test (share :data:`GUARD_SHARE`)."""
+    return [(line, 1.0), *((at, GUARD_SHARE) for at in _guard_lines(source, line) if at != line)]
+
+
+def _guard_lines(source: str | None, line: int) -> list[int]:
+    tree = _parse_source(source) if source is not None else None
+    if tree is None:
+        return []
+    guard: ast.If | None = None
+    found = False
+
+    def visit(node: ast.AST, innermost_if: ast.If | None) -> None:
+        nonlocal guard, found
+        for child in ast.iter_child_nodes(node):
+            if found:
+                return
+            if isinstance(child, ast.Raise) and child.lineno <= line <= (child.end_lineno or 0):
+                guard, found = innermost_if, True
+                return
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                visit(child, None)  # a guard outside a function does not decide inside it
+            elif isinstance(child, ast.If):
+                visit(child, child)
+            else:
+                visit(child, innermost_if)
+
+    visit(tree, None)
+    if guard is None or any(isinstance(node, ast.Call) for node in ast.walk(guard.test)):
+        return []  # a test that calls out (``if slot.overlaps(other):``) has its answer elsewhere
+    test = guard.test
+    return list(range(test.lineno, (test.end_lineno or test.lineno) + 1))
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_source(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _statement_lines(node: ast.AST) -> list[int]:
     """First lines of the statements inside ``node`` (its own header excluded)."""
     lines = {
@@ -392,7 +444,8 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
                 frames.append((paths, int(m.group(2))))
         for depth, (paths, line) in enumerate(reversed(frames)):
             for path in paths:
-                add(path, line, WHY_TRACEBACK, FRAME_DECAY**depth / len(paths))
+                for at, share in _with_guard(files.get(path), line):
+                    add(path, at, WHY_TRACEBACK, share * FRAME_DECAY**depth / len(paths))
 
     # path.py:12, path.py#L12, path.py#L12-L20 (outside "File ..., line" frames).
     frame_spans = [m.span(1) for m in _PY_FRAME.finditer(text)]
@@ -581,8 +634,10 @@ def from_failures(tests: Sequence[TestResult], files: Mapping[str, str]) -> list
         best: dict[tuple[str, int], float] = {}
         for depth, (paths, line) in enumerate(reversed(frames)):
             for path in paths:
-                key = (path, line)
-                best[key] = max(best.get(key, 0.0), FRAME_DECAY**depth / len(paths))
+                score = FRAME_DECAY**depth / len(paths)
+                for at, share in _with_guard(files.get(path), line):
+                    key = (path, at)
+                    best[key] = max(best.get(key, 0.0), score * share)
         for key, score in best.items():
             totals[key] += score
             counts[key] += 1
