@@ -660,3 +660,67 @@ def test_a_wrong_condition_in_one_parametrised_case_is_found_by_its_comment(
     result = loop.run(repo="octo-org/help", issue_id="21", issue_text=issue, checkout=repo)
     assert result.fixed, result.message
     assert '+        if word[-1] == ".":' in result.patch
+
+
+PADDING = '''\
+def pad_window(items, n, fillvalue=None):
+    """items and n - 1 fill values: enough for the last window of n to be full."""
+    return list(items) + [fillvalue] * (n if n > 1 else 0)
+
+
+def pair_sums(items):
+    padded = pad_window(items, 2)
+    return [a + (b or 0) for a, b in zip(padded[::2], padded[1::2])]
+'''
+
+PADDING_TESTS = """\
+import unittest
+
+from padding import pad_window, pair_sums
+
+
+class PadWindowTests(unittest.TestCase):
+    def test_one(self):
+        self.assertEqual(pad_window([1], 2), [1, None])
+
+    def test_three(self):
+        self.assertEqual(pad_window([1, 2, 3], 3, 0), [1, 2, 3, 0, 0])
+
+
+class PairSumsTests(unittest.TestCase):
+    def test_even(self):
+        self.assertEqual(pair_sums([1, 2]), [3])
+
+    def test_odd(self):
+        self.assertEqual(pair_sums([1, 2, 3]), [3, 3])
+"""
+
+
+def test_tracebacks_of_tests_not_about_the_named_code_do_not_lead(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """more-itertools 10.5 with ``windowed`` padding one window too many: the issue names
+    ``windowed``, its own tests (``WindowedTests``, unittest's naming) fail on an assert,
+    and ``replace``'s tests crash inside ``replace`` on the extra window. That crash is
+    where the wrong output broke a user of it, not the bug."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "padding.py").write_text(PADDING)
+    (repo / "tests" / "test_padding.py").write_text(PADDING_TESTS)
+    issue = "pad_window() adds one fill value too many: pad_window([1], 2) gives [1, None, None]."
+    result = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30)).run(
+        repo="octo-org/padding", issue_id="31", issue_text=issue, checkout=repo
+    )
+
+    assert result.fixed, result.message
+    assert "(n - 1 if n > 1 else 0)" in result.patch
+    crash = (
+        PADDING.splitlines().index(
+            "    return [a + (b or 0) for a, b in zip(padded[::2], padded[1::2])]"
+        )
+        + 1
+    )
+    assert "tests/test_padding.py::PairSumsTests::test_even" in result.baseline_failed
+    assert all("traceback" not in s.why for s in result.suspects if s.line == crash), (
+        result.suspects[:3]
+    )

@@ -1010,3 +1010,16 @@ def test_patch_diffs_apply_with_git(tmp_path: Path) -> None:
         assert result.returncode == 0, (patch.description, result.stderr)
     subprocess.run(["git", "apply", str(diff)], cwd=repo, check=True)
     assert (repo / "pkg" / "sample.py").read_text(encoding="utf-8") == patches[-1].after
+
+
+def test_off_by_one_shifts_the_count_of_a_repeated_sequence() -> None:
+    """more-itertools' ``windowed``: the padding of fill values is one too long when the
+    step is at least the window (``n`` for ``n - 1``), a whole window of them at the end."""
+    buggy = (
+        "def padding(n, step, fillvalue=None):\n"
+        "    return (fillvalue,) * (n if step >= n else step - 1)\n"
+    )
+    assert_fixes(buggy, buggy.replace("(n if", "(n - 1 if"), "fillvalue,", "off-by-one")
+    pad = "def pad(text, width):\n    return text + ' ' * width\n"
+    assert_fixes(pad, pad.replace("* width", "* (width + 1)"), "' ' * width", "off-by-one")
+    assert_fixes(pad, pad.replace("' ' * width", "' ' * (width - 1)"), "' ' * width", "off-by-one")

@@ -56,6 +56,8 @@ def test_the_failing_tests_named_after_the_code_the_issue_names_are_its_targets(
         ("calling make_default_short_help()", "tests/t.py::test_make_default_short_help[x]"),
         ("pkg.utils.slugify gives 'a-'", "tests/t.py::test_slugify_unicode"),
         ("`slugify` gives 'a-'", "tests/t.py::test_slugify"),
+        ("windowed() pads a window too many", "tests/test_more.py::WindowedTests::test_basic"),
+        ("`chunked()` loses items", "tests/t.py::ChunkedTestCase::test_even"),
     ],
 )
 def test_code_names_match_test_names_case_and_underscores_aside(issue: str, nodeid: str) -> None:

@@ -480,7 +480,7 @@ class FixLoop:
         self.progress(
             f"{len(baseline.failed)} failing test(s) ({error_class}); localising the bug."
         )
-        suspects = self._localise(issue_text, baseline, files, spectrum)
+        suspects = self._localise(issue_text, baseline, files, spectrum, about)
         skills, reflections = self._recall(repo, issue_text, error_class)
         ctx = FixContext(
             repo,
@@ -685,10 +685,20 @@ class FixLoop:
         baseline: TestsOutcome,
         files: dict[str, str],
         spectrum: localize.Spectrum | None,
+        about: Collection[str] = (),
     ) -> list[Suspect]:
+        """Suspects from the issue, the failing tests' tracebacks and their coverage.
+        When the issue names code and some failing tests are named after it (``about``),
+        only theirs are read for tracebacks: the others fail because they use that code,
+        and their tracebacks end where its wrong output broke them (more-itertools'
+        ``replace`` calling a broken ``windowed``: its ``pred(*w)`` outranked ``windowed``
+        itself, and 60 sandbox runs ran out before the bug's line)."""
+        tests = baseline.tests
+        if about:
+            tests = [t for t in tests if t.outcome == "passed" or t.nodeid in about]
         sources = [
             localize.from_issue_text(issue_text, files),
-            localize.from_failures(baseline.tests, files),
+            localize.from_failures(tests, files),
         ]
         if spectrum is not None:
             sources.append(localize.ochiai(spectrum, baseline.failed, baseline.passed))

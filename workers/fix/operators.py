@@ -741,6 +741,10 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             # weekdays: `(month - 1 + step) % 12`), a ceiling division short of its `- 1`
             if not _textual(node.left):
                 targets.append((1, node.left, False))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            # the count of a repeated sequence: `(fillvalue,) * n`, `" " * width`, padding
+            # one too long or short (more-itertools' windowed padded `n` for `n - 1`)
+            targets.extend((1, count, True) for count in _repetition_counts(node))
         elif isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
             index = node.slice
             if not isinstance(index, ast.Tuple) and not (
@@ -773,6 +777,33 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             replaced = ctx.replace_node(node, text, prec)
             if replaced:
                 yield _Edit((base, rank, span[0]), *replaced, _change(ctx.text(node), text))
+
+
+def _repetition_counts(node: ast.BinOp) -> list[ast.expr]:
+    """The plain operands that give the count of ``sequence * count`` (either order),
+    through the branches of a conditional count; offsets (``n - 1``) and literals have
+    their own rules."""
+    if _sequence_literal(node.left):
+        count = node.right
+    elif _sequence_literal(node.right):
+        count = node.left
+    else:
+        return []
+    pending: list[ast.expr] = [count]
+    found: list[ast.expr] = []
+    while pending:
+        part = pending.pop()
+        if isinstance(part, ast.IfExp):
+            pending += [part.orelse, part.body]
+        elif isinstance(part, ast.Name | ast.Attribute | ast.Call):
+            found.append(part)
+    return found
+
+
+def _sequence_literal(node: ast.AST) -> bool:
+    return isinstance(node, ast.Tuple | ast.List | ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
+    )
 
 
 def _textual(node: ast.AST) -> bool:

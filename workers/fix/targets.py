@@ -51,16 +51,23 @@ def code_names(issue_text: str) -> set[str]:
     return found
 
 
+_CLASS_SUFFIXES = ("TestCase", "Tests", "Test")
+
+
 def _subjects(nodeid: str) -> list[str]:
     """What a test is named for, each a run of its name's words from the start, folded:
     ``TestMaxLen::test_check_valid`` → ``maxlen``, ``check``, ``checkvalid``;
+    ``WindowedTests::test_basic`` (unittest's naming, more-itertools) → ``windowed``, …;
     ``test_max_len_bytes`` → ``max``, ``maxlen``, ``maxlenbytes``."""
     parts = nodeid.split("::")[1:] or [nodeid]
     out = []
     for part in parts:
         part = part.split("[", 1)[0]
+        suffix = next((x for x in _CLASS_SUFFIXES if part.endswith(x)), "")
         if part.startswith("Test"):
             out.append(_folded(part[4:]))
+        elif suffix and part[:1].isupper():
+            out.append(_folded(part[: -len(suffix)]))  # unittest's WindowedTests
         elif part.startswith("test"):
             words = [w for w in part[4:].split("_") if w]
             out += [_folded("".join(words[: i + 1])) for i in range(len(words))]
