@@ -134,6 +134,29 @@ def test_a_division_by_a_literal_zero_is_there_to_raise() -> None:
     assert not raises_on_purpose("1 / n\n", 1)  # a division that may well not raise
 
 
+@pytest.mark.parametrize(
+    "manager",
+    [
+        "pytest.warns(DeprecationWarning)",
+        "pytest.raises(AttributeError)",
+        "pytest.deprecated_call()",
+        "self.assertRaises(KeyError)",
+        "self.assertWarnsRegex(UserWarning, 'old')",
+    ],
+)
+def test_an_expression_alone_where_a_raise_or_warning_is_expected_is_there_for_it(
+    manager: str,
+) -> None:
+    """sentry-sdk's tests read ``Hub.current`` under ``pytest.warns`` for its warning."""
+    source = f"def test_it():\n    with {manager}:\n        Hub.current\n"
+    assert raises_on_purpose(source, 3)
+
+
+def test_an_expression_alone_in_another_with_is_useless() -> None:
+    assert not raises_on_purpose("with open('f') as f:\n    f.name\n", 2)
+    assert not raises_on_purpose("with lock:\n    shared.value\n", 2)
+
+
 def test_an_expression_outside_a_try_with_handlers_is_useless() -> None:
     assert not raises_on_purpose("obj.attr\n", 1)
     assert not raises_on_purpose("try:\n    obj.attr\nfinally:\n    close()\n", 2)

@@ -594,3 +594,16 @@ def test_mutable_class_attributes_are_minor_in_test_code() -> None:
         ("pkg/store.py", "medium"),
         ("tests/test_store.py", "low"),
     }
+
+
+def test_an_undefined_name_the_rest_of_the_file_already_uses_is_no_remark() -> None:
+    """IPython 8.27's tests use ``ip``, which their harness puts in builtins: merged code
+    that runs. A name no untouched line uses is still undefined."""
+    old = "def test_a():\n    ip.run_line_magic('autocall', 1)\n"
+    new = old + "\n\ndef test_b():\n    ip.user_ns['x'] = 1\n    return shell.x\n"
+
+    found = run_ruff({"t.py": new}, diff_of({"t.py": (old, new)}))
+
+    assert [(f.line, f.message.split("`")[1]) for f in found if f.pattern == "ruff:F821"] == [
+        (7, "shell")
+    ]

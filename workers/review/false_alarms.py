@@ -18,7 +18,10 @@ review, and reading a little more of the file settles them:
   ``except AttributeError`` (scrapy 2.11) asks whether the installed version has it, as
   ``hasattr`` would; ``1 / 0`` under ``except Exception as e`` (sanic's tests) makes an
   exception to work with. So does a division by a literal zero anywhere: bottle's tests
-  end a route handler with ``1/0`` to see the error page.
+  end a route handler with ``1/0`` to see the error page. And so does one alone in a
+  ``with`` that expects an exception or a warning (``pytest.raises``/``warns``/
+  ``deprecated_call``, unittest's ``assertRaises``/``assertWarns``): sentry-sdk's tests
+  read ``Hub.current`` under ``pytest.warns`` to see the deprecation warning.
 - ``PLE0704`` (a bare ``raise`` outside an ``except``) under a check that an exception
   is being handled: flask's ``if error is sys.exc_info()[1]: raise`` re-raises the
   caller's exception, which is what a bare ``raise`` in a function called from an
@@ -136,12 +139,39 @@ def raises_on_purpose(source: str, row: int) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and _on_row(node, row) and _divides_by_zero(node.value):
             return True
+        if (
+            isinstance(node, ast.With | ast.AsyncWith)
+            and any(_expects_a_raise(item.context_expr) for item in node.items)
+            and any(isinstance(s, ast.Expr) and _on_row(s, row) for s in node.body)
+        ):
+            return True
         if not isinstance(node, ast.Try | ast.TryStar) or not node.handlers:
             continue
         for statement in node.body:
             if isinstance(statement, ast.Expr) and _on_row(statement, row):
                 return True
     return False
+
+
+_EXPECTS_A_RAISE = frozenset(
+    {
+        "raises",
+        "warns",
+        "deprecated_call",
+        "assertRaises",
+        "assertRaisesRegex",
+        "assertWarns",
+        "assertWarnsRegex",
+    }
+)
+
+
+def _expects_a_raise(expression: ast.expr) -> bool:
+    if not isinstance(expression, ast.Call):
+        return False
+    func = expression.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in _EXPECTS_A_RAISE
 
 
 def _on_row(node: ast.stmt, row: int) -> bool:
