@@ -110,14 +110,20 @@ def not_djangos_extra(source: str, row: int) -> bool:
     if tree is None:
         return False
     calls = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "extra"
-        and node.lineno <= row <= (node.end_lineno or node.lineno)
+        call
+        for call in _calls_on(tree, row)
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "extra"
     ]
     return bool(calls) and not any(_djangos_shape(call) for call in calls)
+
+
+def _calls_on(tree: ast.Module, row: int) -> list[ast.Call]:
+    """The calls whose text spans ``row``."""
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and node.lineno <= row <= (node.end_lineno or node.lineno)
+    ]
 
 
 def _djangos_shape(call: ast.Call) -> bool:
@@ -333,12 +339,9 @@ def runs_code_written_here(source: str, row: int) -> bool:
     if tree is None:
         return False
     calls = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in _RUNS_CODE
-        and node.lineno <= row <= (node.end_lineno or node.lineno)
+        call
+        for call in _calls_on(tree, row)
+        if isinstance(call.func, ast.Name) and call.func.id in _RUNS_CODE
     ]
     return bool(calls) and all(_literal_code(call) for call in calls)
 
