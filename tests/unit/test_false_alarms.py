@@ -7,6 +7,7 @@ import pytest
 from workers.review.false_alarms import (
     defines_names_at_run_time,
     in_a_meta_class,
+    in_type_comments,
     loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
@@ -317,3 +318,39 @@ def test_only_a_meta_class_nested_in_another_holds_options() -> None:
     assert not in_a_meta_class(top, 2)  # a class of its own, with instances
     assert not in_a_meta_class(other, 3)
     assert not in_a_meta_class("def broken(:\n", 1)
+
+
+SENTRY_INIT = """\
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, ContextManager, Optional
+
+    import sentry_sdk.consts
+
+
+def init(*args, **kwargs):
+    # type: (*Optional[str], **Any) -> ContextManager[Any]  # type: ignore
+    return None
+
+
+def options():
+    # type: () -> sentry_sdk.consts.ClientConstructor
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "name", ["typing.Any", "typing.ContextManager", "typing.Optional", "sentry_sdk.consts"]
+)
+def test_an_import_a_type_comment_uses_is_used(name: str) -> None:
+    assert in_type_comments(SENTRY_INIT, f"`{name}` imported but unused")
+
+
+def test_an_import_no_type_comment_uses_is_unused() -> None:
+    assert not in_type_comments(SENTRY_INIT, "`typing.TYPE_CHECKING` imported but unused")
+    ignored = "import os\nx = 1  # type: ignore[os]\n"
+    assert not in_type_comments(ignored, "`os` imported but unused")  # not a type comment
+    assert not in_type_comments("import os\n", "`os` imported but unused")
+    unterminated = "import os\n# type: (os.PathLike) -> None\nx = '''\n"
+    assert in_type_comments(unterminated, "`os` imported but unused")  # read up to the error

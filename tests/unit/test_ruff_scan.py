@@ -607,3 +607,15 @@ def test_an_undefined_name_the_rest_of_the_file_already_uses_is_no_remark() -> N
     assert [(f.line, f.message.split("`")[1]) for f in found if f.pattern == "ruff:F821"] == [
         (7, "shell")
     ]
+
+
+def test_an_import_used_only_in_a_type_comment_is_no_unused_import() -> None:
+    """sentry-sdk annotates with PEP 484 type comments, which ruff does not read."""
+    source = (
+        "from typing import TYPE_CHECKING\n\n"
+        "if TYPE_CHECKING:\n    from typing import Any, Dict\n\n\n"
+        "def f(x):\n    # type: (Any) -> None\n    return None\n"
+    )
+    found = scan({"a.py": ("", source)})
+
+    assert [f.message.split("`")[1] for f in found if f.pattern == "ruff:F401"] == ["typing.Dict"]

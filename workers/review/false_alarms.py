@@ -43,6 +43,10 @@ review, and reading a little more of the file settles them:
   examples make a keyword object of each word of a grammar (``NOT``, ``AND``, …) so.
   What the module defines cannot be read off its text, so no name is plainly undefined.
 
+- ``F401`` (unused import) on a name a ``# type:`` comment uses: ruff does not read
+  type comments (PEP 484's form for Python 2 and older tools), pyflakes did. sentry-sdk
+  2.14 imports ``Any`` and the rest under ``TYPE_CHECKING`` for ``# type: (Any) -> None``
+  and got 29 "unused import" remarks for it.
 - ``RUF012`` (mutable class attribute) inside a nested ``class Meta``: Django's
   ``required_db_features = {...}`` and ``ordering = [...]``, DRF's ``fields = [...]``,
   factory_boy's and marshmallow's options. A framework reads them once; no instance holds
@@ -61,13 +65,17 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
+import io
 import re
+import tokenize
 
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "defines_names_at_run_time",
     "in_a_meta_class",
+    "in_type_comments",
     "loop_variable_read_after",
     "not_djangos_extra",
     "raises_on_purpose",
@@ -267,6 +275,35 @@ def _namespace(node: ast.expr) -> bool:
         and node.func.id in _NAMESPACES
         and not node.args
     )
+
+
+_TYPE_COMMENT = re.compile(r"#\s*type:(?!\s*ignore\b)\s*(.+)")
+_IMPORTED = re.compile(r"`([\w.]+)` imported but unused")
+
+
+def in_type_comments(source: str, message: str) -> bool:
+    """Whether the import ruff's F401 ``message`` names is used in a ``# type:`` comment:
+    by the name it binds (``Any`` of ``typing.Any``) or written out (``sentry_sdk.consts``)."""
+    match = _IMPORTED.search(message)
+    if match is None or "type:" not in source:
+        return False
+    qualified = match.group(1)
+    names = {qualified, qualified.rsplit(".", 1)[-1]}
+    text = _type_comments(source)
+    return any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) for name in names)
+
+
+@functools.lru_cache(maxsize=16)
+def _type_comments(source: str) -> str:
+    comments: list[str] = []
+    # extend keeps what was read before an error: it still counts
+    with contextlib.suppress(tokenize.TokenError, SyntaxError, ValueError):
+        comments.extend(
+            token.string
+            for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            if token.type == tokenize.COMMENT
+        )
+    return "\n".join(m.group(1) for c in comments if (m := _TYPE_COMMENT.match(c)))
 
 
 def in_a_meta_class(source: str, row: int) -> bool:

@@ -34,6 +34,7 @@ from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     defines_names_at_run_time,
     in_a_meta_class,
+    in_type_comments,
     loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
@@ -493,6 +494,7 @@ def _finding(
         or (code == "F821" and _defined_elsewhere(text, message, python))
         or (code in CREDENTIAL_CODES and _names_no_secret(message))
         or (code == "RUF012" and in_a_meta_class(text, row))
+        or (code == "F401" and in_type_comments(text, message))
     ):
         return None  # see workers.review.false_alarms
     newer = _newer_builtin(message, python) if code == "F821" and python else None
