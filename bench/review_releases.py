@@ -25,7 +25,12 @@ more projects that
 played no part (werkzeug, jinja2, marshmallow, tornado, celery, sphinx, pydantic, scrapy,
 djangorestframework, aiohttp, sqlalchemy, trio, sanic, cattrs, dulwich, …) gave the other
 changes of that day: generated files (Django migrations), test code by pytest's
-``testpaths``, a conftest's version-guarded ``collect_ignore``.
+``testpaths``, a conftest's version-guarded ``collect_ignore``. On 2026-12-05 (night): 90 and 48,
+once credentials in test code were listed after two comments like any repeated remark
+(requests' six test keys, ``tests/certs``); forty more held-out releases (redis-py, bottle,
+peewee, paho-mqtt, rq, python-dateutil, pexpect, pyparsing, ipython, sentry-sdk, django,
+…) gave that day's other changes (classifiers and Python 2, type comments, names the
+file already uses, expressions there to raise or warn).
 
 Needs the package index (``pip download``); sdists are cached in ``--cache``. Compare two
 checkouts with ``--kaizen`` (the ``kaizen`` executable of the other checkout's venv). Not a
