@@ -114,24 +114,26 @@ def not_djangos_extra(source: str, row: int) -> bool:
     not parse, or a row without such a call, keeps the remark."""
     if _IMPORTS_DJANGO.search(source):
         return False
-    tree = _parse(source)
-    if tree is None:
-        return False
     calls = [
         call
-        for call in _calls_on(tree, row)
+        for call in _calls_on(source, row)
         if isinstance(call.func, ast.Attribute) and call.func.attr == "extra"
     ]
     return bool(calls) and not any(_djangos_shape(call) for call in calls)
 
 
-def _calls_on(tree: ast.Module, row: int) -> list[ast.Call]:
-    """The calls whose text spans ``row``."""
-    return [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and node.lineno <= row <= (node.end_lineno or node.lineno)
-    ]
+def _calls_on(source: str, row: int) -> list[ast.Call]:
+    """The calls whose text spans ``row`` (none in a file that does not parse)."""
+    tree = _parse(source)
+    return (
+        [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and node.lineno <= row <= (node.end_lineno or node.lineno)
+        ]
+        if tree is not None
+        else []
+    )
 
 
 def _djangos_shape(call: ast.Call) -> bool:
@@ -372,12 +374,9 @@ _RUNS_CODE = frozenset({"exec", "eval"})
 def runs_code_written_here(source: str, row: int) -> bool:
     """Whether every ``exec``/``eval`` call on ``row`` runs a string literal, bare or
     passed through ``compile``. A row with no such call keeps the remark."""
-    tree = _parse(source)
-    if tree is None:
-        return False
     calls = [
         call
-        for call in _calls_on(tree, row)
+        for call in _calls_on(source, row)
         if isinstance(call.func, ast.Name) and call.func.id in _RUNS_CODE
     ]
     return bool(calls) and all(_literal_code(call) for call in calls)
