@@ -303,11 +303,13 @@ def _guard_lines(source: str | None, line: int) -> list[int]:
     return list(range(test.lineno, (test.end_lineno or test.lineno) + 1))
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=32)  # the symbol index and the raise guards read the same files
 def _parse_source(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # RecursionError: a generated file with a long expression (3,000 terms of one sum
+        # is enough) is still a file of the repository, just not one to map.
         return None
 
 
@@ -336,11 +338,8 @@ class _Symbols:
             clean = _repo_path(path)
             if clean is None or not clean.endswith(".py"):
                 continue
-            try:
-                tree = ast.parse(source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                # RecursionError: a generated file with a long expression (3,000 terms of
-                # one sum is enough) is still a file of the repository, just not one to map.
+            tree = _parse_source(source)
+            if tree is None:
                 continue
             self.module_lines[clean] = _statement_lines(tree)
             module = clean[:-3].replace("/", ".")
