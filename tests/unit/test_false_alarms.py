@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from workers.review.false_alarms import (
+    compares_with_a_supported_python,
     defines_names_at_run_time,
+    harmless_redefinition,
     in_a_meta_class,
+    in_an_assert,
     in_type_comments,
     loop_variable_read_after,
     not_djangos_extra,
@@ -354,3 +357,73 @@ def test_an_import_no_type_comment_uses_is_unused() -> None:
     assert not in_type_comments("import os\n", "`os` imported but unused")
     unterminated = "import os\n# type: (os.PathLike) -> None\nx = '''\n"
     assert in_type_comments(unterminated, "`os` imported but unused")  # read up to the error
+
+
+FIXTURE_IMPORTED = """\
+import pytest
+from helpers import http_parser  # noqa: F401 (fixture)
+
+h2 = pytest.importorskip("h2")
+import h2.config
+
+
+def test_parse(http_parser):
+    assert http_parser
+
+
+async def test_other(tmp_path, *, http_parser):
+    assert http_parser
+"""
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (8, "Redefinition of unused `http_parser` from line 2: `http_parser` redefined here"),
+        (12, "Redefinition of unused `http_parser` from line 2: `http_parser` redefined here"),
+        (5, "Redefinition of unused `h2.config` from line 4: `h2.config` redefined here"),
+    ],
+)
+def test_a_fixture_parameter_or_an_importorskip_is_no_harmful_redefinition(
+    row: int, message: str
+) -> None:
+    """gunicorn 27's tests import a fixture and take it as a parameter, as pytest wants
+    (44 "high" F811 candidates on one release), and import ``h2.config`` after
+    ``h2 = pytest.importorskip("h2")``."""
+    assert harmless_redefinition(FIXTURE_IMPORTED, row, message)
+
+
+def test_a_redefined_function_is_a_harmful_redefinition() -> None:
+    source = "def helper():\n    pass\n\n\ndef helper():\n    pass\n"
+    message = "Redefinition of unused `helper` from line 1: `helper` redefined here"
+    assert not harmless_redefinition(source, 5, message)
+    assert not harmless_redefinition("def (:\n", 1, message)  # does not parse
+    assert not harmless_redefinition(source, 5, "something else")
+
+
+VERSION_BLOCKS = """\
+import sys
+if sys.version_info >= (3, 6):
+    from typing import Awaitable
+if sys.version_info < (3, 0):
+    text = unicode
+X = 1 if sys.version_info[:2] >= (3, 7) else 2
+"""
+
+
+def test_a_version_check_on_a_supported_python_is_not_outdated() -> None:
+    """loguru supports 3.5, which ruff cannot lint for: at its floor, 3.7, ruff calls a
+    ``>= (3, 6)`` check outdated, though 3.5 takes the other branch."""
+    assert compares_with_a_supported_python(VERSION_BLOCKS, 2, 5)
+    assert compares_with_a_supported_python(VERSION_BLOCKS, 6, 6)
+    assert not compares_with_a_supported_python(VERSION_BLOCKS, 2, 6)
+    assert not compares_with_a_supported_python(VERSION_BLOCKS, 4, 5)
+    assert not compares_with_a_supported_python(VERSION_BLOCKS, 6, 7)
+
+
+def test_a_row_inside_an_assert_statement() -> None:
+    source = "assert (\n    a == a\n)\nb = a == a\n"
+    assert in_an_assert(source, 1)
+    assert in_an_assert(source, 2)
+    assert not in_an_assert(source, 4)
+    assert not in_an_assert("assert (\n", 1)  # does not parse

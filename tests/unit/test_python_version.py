@@ -62,6 +62,27 @@ def test_the_ruff_configs_target_version_comes_first() -> None:
     )
 
 
+def test_ruffs_oldest_target_gives_way_to_an_older_declared_python() -> None:
+    """loguru: ``target-version = "py37"`` with "we should target Python 3.5, but Ruff does
+    not support it", and ``requires-python = ">=3.5"``: py37 is ruff's floor, not theirs."""
+    pyproject = (
+        "[project]\nname = 'x'\nrequires-python = '>=3.5,<4.0'\n"
+        "[tool.ruff]\ntarget-version = 'py37'\n"
+    )
+    assert found(pyproject__toml=pyproject) == DeclaredPython(
+        5, "requires-python = '>=3.5,<4.0' in pyproject.toml"
+    )
+    # a newer specifier, or a target above ruff's floor, leaves the target as it was
+    newer = pyproject.replace(">=3.5,<4.0", ">=3.8")
+    assert found(pyproject__toml=newer) == DeclaredPython(
+        7, 'target-version = "py37" in pyproject.toml'
+    )
+    above = pyproject.replace("py37", "py38")
+    assert found(pyproject__toml=above) == DeclaredPython(
+        8, 'target-version = "py38" in pyproject.toml'
+    )
+
+
 def test_each_place_in_turn() -> None:
     assert found(pyproject__toml="[tool.poetry.dependencies]\npython = '^3.8'\n") == (
         DeclaredPython(8, "python = '^3.8' in [tool.poetry.dependencies]")

@@ -619,3 +619,63 @@ def test_an_import_used_only_in_a_type_comment_is_no_unused_import() -> None:
     found = scan({"a.py": ("", source)})
 
     assert [f.message.split("`")[1] for f in found if f.pattern == "ruff:F401"] == ["typing.Dict"]
+
+
+def test_a_fixture_taken_as_a_parameter_is_no_redefinition() -> None:
+    """gunicorn 27: ``from test_asgi_keepalive_smuggling import http_parser`` (a fixture)
+    and ``def test_…(http_parser)``, pytest's way. A function defined twice still is."""
+    source = (
+        "from helpers import http_parser  # noqa: F401\n\n\n"
+        "def test_parse(http_parser):\n    assert http_parser\n\n\n"
+        "def helper():\n    pass\n\n\ndef helper():\n    pass\n"
+    )
+    found = scan({"tests/test_parse.py": ("", source)})
+
+    assert [(f.line, f.pattern) for f in found if f.pattern == "ruff:F811"] == [(12, "ruff:F811")]
+
+
+def test_a_version_block_is_not_outdated_for_a_python_older_than_ruff_knows() -> None:
+    """loguru supports 3.5; ruff lints for 3.7 at the oldest and calls ``>= (3, 6)``
+    outdated. ``< (3, 0)`` is outdated on 3.5 as well."""
+    source = (
+        "import sys\n\nif sys.version_info >= (3, 6):\n    A = 1\nelse:\n    A = 2\n"
+        "if sys.version_info < (3, 0):\n    B = 1\n"
+    )
+    changes = {"a.py": ("", source)}
+    python = DeclaredPython(5, "requires-python = '>=3.5' in pyproject.toml")
+    found = run_ruff({"a.py": source}, diff_of(changes), select=["UP036"], python=python)
+
+    assert [f.line for f in found] == [7]
+
+
+def test_an_assert_that_tests_an_operator_as_written_is_no_remark_in_test_code() -> None:
+    """babel 2.19 tests ``__eq__`` and ``__ne__``: ``assert not (message == other)`` is
+    the point of the test, and so is ``assert en_US == en_US``. Outside an assert, or
+    outside test code, the rewrite stands."""
+    source = (
+        "def test_equality(message, other):\n"
+        "    assert not (message == other)\n"
+        "    assert not message != other\n"
+        "    assert message == message\n"
+        "    same = not (message == other)\n"
+        "    return same\n"
+    )
+    found = scan({path: ("", source) for path in ("tests/test_eq.py", "pkg/eq.py")})
+
+    assert sorted((f.path, f.line) for f in found if f.pattern.startswith("ruff:SIM20")) == [
+        ("pkg/eq.py", 2),
+        ("pkg/eq.py", 3),
+        ("pkg/eq.py", 5),
+        ("tests/test_eq.py", 5),
+    ]
+    assert [f.path for f in found if f.pattern == "ruff:PLR0124"] == ["pkg/eq.py"]
+
+
+def test_a_class_with_eq_and_no_hash_is_minor_in_test_code() -> None:
+    source = "class Same:\n    def __eq__(self, other):\n        return True\n"
+    found = scan({path: ("", source) for path in ("tests/test_eq.py", "pkg/eq.py")})
+
+    assert {(f.path, f.severity) for f in found if f.pattern == "ruff:PLW1641"} == {
+        ("pkg/eq.py", "medium"),
+        ("tests/test_eq.py", "low"),
+    }

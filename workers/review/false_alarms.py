@@ -47,6 +47,19 @@ review, and reading a little more of the file settles them:
   type comments (PEP 484's form for Python 2 and older tools), pyflakes did. sentry-sdk
   2.14 imports ``Any`` and the rest under ``TYPE_CHECKING`` for ``# type: (Any) -> None``
   and got 28 "unused import" remarks for it (of 30).
+- ``F811`` (redefinition of an unused name) on a function's parameter: pytest's way to
+  use a fixture defined in another module is to import it and name it as a parameter
+  (gunicorn 27's tests: 44 "high" remarks on one release). A parameter only shadows the
+  import inside its function; an import nothing uses is F401's remark, not this one. Nor
+  is it on ``import h2.config`` after ``h2 = pytest.importorskip("h2")``: the import
+  extends the module the skip returned.
+- ``UP036`` (outdated version block) on a check against a Python the project still
+  supports: ruff lints for 3.7 at the oldest, so to loguru, which supports 3.5,
+  ``if sys.version_info >= (3, 6):`` looks decided; on 3.5 it takes the other branch.
+- ``SIM201``/``SIM202``/``SIM208``/``SIM300`` (a comparison to rewrite) and ``PLR0124``
+  (a name compared with itself) in an ``assert`` of test code: babel 2.19 tests its
+  ``__eq__`` and ``__ne__`` with ``assert not (message == other)`` and
+  ``assert en_US == en_US``. The operator as written is what the test is about.
 - ``RUF012`` (mutable class attribute) inside a nested ``class Meta``: Django's
   ``required_db_features = {...}`` and ``ordering = [...]``, DRF's ``fields = [...]``,
   factory_boy's and marshmallow's options. A framework reads them once; no instance holds
@@ -73,8 +86,11 @@ import tokenize
 
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
+    "compares_with_a_supported_python",
     "defines_names_at_run_time",
+    "harmless_redefinition",
     "in_a_meta_class",
+    "in_an_assert",
     "in_type_comments",
     "loop_variable_read_after",
     "not_djangos_extra",
@@ -86,6 +102,7 @@ __all__ = [
 ]
 
 _SELF_ASSIGNED = re.compile(r"Self-assignment of variable `(\w+)`")
+_REDEFINED = re.compile(r"Redefinition of unused `([\w.]+)` from line (\d+)")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # One string literal on one line: prefix, quote, body (escapes kept as written).
 _LITERAL = re.compile(
@@ -408,6 +425,71 @@ def _asks_for_handled(test: ast.expr) -> bool:
             ) or (isinstance(func, ast.Name) and func.id == "exc_info"):
                 return True
     return False
+
+
+def harmless_redefinition(source: str, row: int, message: str) -> bool:
+    """Whether ruff's F811 ``message`` on ``row`` is a parameter named like the unused
+    import (a pytest fixture taken in), or the name was first bound by ``importorskip``."""
+    match = _REDEFINED.search(message)
+    tree = _parse(source) if match else None
+    if match is None or tree is None:
+        return False
+    name, first = match.group(1), int(match.group(2))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            arguments = node.args
+            every = [
+                *arguments.posonlyargs,
+                *arguments.args,
+                *arguments.kwonlyargs,
+                *(a for a in (arguments.vararg, arguments.kwarg) if a is not None),
+            ]
+            if any(a.arg == name and a.lineno == row for a in every):
+                return True
+        elif isinstance(node, ast.Assign) and node.lineno == first:
+            call = node.value
+            if isinstance(call, ast.Call) and _called_name(call.func) == "importorskip":
+                return True
+    return False
+
+
+def _called_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
+
+
+def in_an_assert(source: str, row: int) -> bool:
+    """Whether ``row`` is part of an ``assert`` statement."""
+    tree = _parse(source)
+    return tree is not None and any(
+        isinstance(node, ast.Assert) and node.lineno <= row <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+    )
+
+
+def compares_with_a_supported_python(source: str, row: int, oldest_minor: int) -> bool:
+    """Whether a comparison on ``row`` holds a version tuple ``(3, N, …)`` with N newer
+    than ``oldest_minor``: a check that Pythons the project supports answer both ways, so
+    no branch of it is dead code."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    versions = [
+        version
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare) and node.lineno == row
+        for operand in (node.left, *node.comparators)
+        if (version := _int_tuple(operand)) is not None
+    ]
+    return any(v[:1] == (3,) and len(v) >= 2 and v[1] > oldest_minor for v in versions)
+
+
+def _int_tuple(node: ast.expr) -> tuple[int, ...] | None:
+    if not isinstance(node, ast.Tuple):
+        return None
+    values = [e.value for e in node.elts if isinstance(e, ast.Constant) and type(e.value) is int]
+    return tuple(values) if len(values) == len(node.elts) else None
 
 
 @functools.lru_cache(maxsize=16)  # ruff reports several lines per file

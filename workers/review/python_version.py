@@ -8,16 +8,18 @@ the versions it promises (``TypeVar("T", bound=A | B)`` raises on 3.9). Measured
 releases of click 8.1.3 → 8.1.7 (``python_requires >= 3.7``): 7 of the 10 comments
 Kaizen would have posted were such suggestions.
 
-Where the version is declared, in ruff's own order of precedence: the root ruff
-config's ``target-version``, then ``requires-python`` in ``pyproject.toml``, then the
-Poetry ``python`` dependency, ``python_requires`` in ``setup.cfg`` and in ``setup.py``.
-Then what ruff does not read: the oldest ``Programming Language :: Python :: 3.N``
-classifier (in ``pyproject.toml``, ``setup.cfg``, ``setup.py``; peewee and bottle declare
-their Pythons only so, and ruff's default had told them to write ``datetime.UTC``), and
-last ``.python-version`` (an application's runtime, for repositories that are not
-packages). Classifiers go stale more often than specifiers; newer syntax in a file whose
-merged code already needs it is no remark (:mod:`workers.review.ruff_scan`). Every file
-is parsed as data: TOML and INI parsers, and ``setup.py`` with :mod:`ast`, never run.
+Where the version is declared, in ruff's own order of precedence: the root ruff config's
+``target-version`` (unless it is ruff's oldest, py37, and the project declares an older
+Python elsewhere: loguru says 3.5 and "Ruff does not support it"), then
+``requires-python`` in ``pyproject.toml``, then the Poetry ``python`` dependency,
+``python_requires`` in ``setup.cfg`` and in ``setup.py``. Then what ruff does not read:
+the oldest ``Programming Language :: Python :: 3.N`` classifier (in ``pyproject.toml``,
+``setup.cfg``, ``setup.py``; peewee and bottle declare their Pythons only so, and ruff's
+default had told them to write ``datetime.UTC``), and last ``.python-version`` (an
+application's runtime, for repositories that are not packages). Classifiers go stale
+more often than specifiers; newer syntax in a file whose merged code already needs it is
+no remark (:mod:`workers.review.ruff_scan`). Every file is parsed as data: TOML and INI
+parsers, and ``setup.py`` with :mod:`ast`, never run.
 Nothing declared: ruff's default, as the team's own ruff would.
 """
 
@@ -121,7 +123,17 @@ def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | 
         name, table = found
         target = _ruff_target_version(table)
         if target is not None:
-            return DeclaredPython(target, f'target-version = "py3{target}" in {name}')
+            ruffs = DeclaredPython(target, f'target-version = "py3{target}" in {name}')
+            if target > OLDEST_MINOR:
+                return ruffs
+            # ruff's oldest target may be the closest it gets to an older Python the
+            # project declares (loguru: py37 for 3.5, "Ruff does not support it")
+            older = _declared_beside_ruff(file_text)
+            return older if older is not None and older.minor < target else ruffs
+    return _declared_beside_ruff(file_text)
+
+
+def _declared_beside_ruff(file_text: Callable[[str], str | None]) -> DeclaredPython | None:
     pyproject = load_toml(file_text("pyproject.toml")) or {}
     project = pyproject.get("project")
     if isinstance(project, Mapping):

@@ -32,8 +32,11 @@ from typing import TYPE_CHECKING, Any
 from workers.code_paths import is_test_path
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
+    compares_with_a_supported_python,
     defines_names_at_run_time,
+    harmless_redefinition,
     in_a_meta_class,
+    in_an_assert,
     in_type_comments,
     loop_variable_read_after,
     not_djangos_extra,
@@ -106,7 +109,7 @@ DEFAULT_IGNORE: tuple[str, ...] = (
     "EXE002",
     "RUF100",
     "RUF102",  # a noqa code ruff does not know: another linter's (flake8's B902, pylint's)
-    # a noqa code ruff has renamed since (sphinx 7.4's "# noqa: TCH001"): the name the team's
+    # a noqa code ruff has renamed since (sphinx 7.4 suppresses TCH001 so): the name the team's
     # own, older ruff knows; the new one (TC001) it would call unknown
     "RUF101",
     "S101",  # assert: how pytest tests are written
@@ -495,6 +498,13 @@ def _finding(
         or (code in CREDENTIAL_CODES and _names_no_secret(message))
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "F401" and in_type_comments(text, message))
+        or (code == "F811" and harmless_redefinition(text, row, message))
+        or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
+        or (
+            code == "UP036"
+            and python is not None
+            and compares_with_a_supported_python(text, row, python.minor)
+        )
     ):
         return None  # see workers.review.false_alarms
     newer = _newer_builtin(message, python) if code == "F821" and python else None
@@ -598,25 +608,32 @@ def _newer_builtin(message: str, python: DeclaredPython) -> tuple[str, int] | No
 
 def _minor_in_tests(code: str) -> bool:
     """Bandit's rules (S), naive datetimes (DTZ), blocking calls in async functions
-    (ASYNC), B011 and RUF012 in test code: minor remarks, whatever they are elsewhere.
+    (ASYNC), B011, RUF012 and PLW1641 in test code: minor remarks, whatever they are
+    elsewhere.
 
-    Test code runs on developers' machines and in CI, on inputs the tests write: requests
-    unpickles its own objects, jinja2 and starlette build template environments without
-    autoescape to test them, a test helper starts a shell. A test takes the local time for
-    an expiry it checks a second later (redis-py), and an ``open`` in an async test blocks
-    no one's requests. "``python -O`` strips this ``assert False``" (B011) holds for every
-    assert in a test. A test class's list of cases (``invalid_names = [...]``, Django's
-    tests) is data each test reads, not state its instances share. Worth a word, not an
-    "important" label ahead of the likely bugs in the code that ships.
+    Test code runs on developers' machines and in CI, on inputs the tests write:
+    requests unpickles its own objects, jinja2 and starlette build template environments
+    without autoescape to test them, a test helper starts a shell. A test takes the
+    local time for an expiry it checks a second later (redis-py), and an ``open`` in an
+    async test blocks no one's requests. "``python -O`` strips this ``assert False``"
+    (B011) holds for every assert in a test. A test class's list of cases
+    (``invalid_names = [...]``, Django's tests) is data each test reads, not state its
+    instances share, and a helper class with ``__eq__`` and no ``__hash__`` (babel's) is
+    compared, never put in a set. Worth a word, not an "important" label ahead of the
+    likely bugs in the code that ships.
     """
     letters = _LETTERS.match(code)
     return (letters is not None and letters.group() in _MINOR_IN_TESTS) or code in (
         "B011",
         "RUF012",
+        "PLW1641",
     )
 
 
 _MINOR_IN_TESTS = frozenset({"S", "DTZ", "ASYNC"})
+# Rewrites of a comparison, which an ``assert`` in a test means as written (see
+# workers.review.false_alarms).
+OPERATOR_TESTS = frozenset({"SIM201", "SIM202", "SIM208", "SIM300", "PLR0124"})
 
 
 def rule_severity(code: str) -> str:
