@@ -10,6 +10,7 @@ import pytest
 
 from workers.code_paths import is_test_path
 from workers.fix.localize import (
+    ARGUMENT_SHARE,
     CONTEXT_PLUGIN,
     CONTEXT_PLUGIN_MODULE,
     CONTEXT_PREFIX,
@@ -649,3 +650,53 @@ def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:
         [result("tests/test_b.py::test_book", "failed", report)], {"booking.py": source}
     )
     assert lines_of(suspects) == [("booking.py", 4)]
+
+
+VERSION_SOURCE = """\
+def parse(text):
+    if not text[:1].isdigit():
+        raise ValueError(f"{text!r} is not a version")
+    return tuple(text.split("."))
+
+
+def match(version, expr):
+    if expr[:2] in (">=", "<="):
+        wanted = expr[2:]
+    elif expr[:1] in "<>":
+        wanted = expr[2:]
+    else:
+        wanted = expr
+    other = parse(wanted)
+    return version > other
+"""
+
+
+def test_a_callers_argument_sources_are_suspected_when_the_innermost_frame_raises() -> None:
+    """semver with ``match_expr[2:]`` for a one-character operator: ``parse`` turns the
+    ".0.0" down two frames in; the slice that made it is in no frame."""
+    report = (
+        'File "/w/ver.py", line 14, in match\n    other = parse(wanted)\n'
+        'File "/w/ver.py", line 3, in parse\n    raise ValueError(f"{text!r} is not a version")'
+    )
+    suspects = from_failures(
+        [result("tests/test_v.py::test_gt", "failed", report)], {"ver.py": VERSION_SOURCE}
+    )
+
+    scores = {s.line: s.score for s in suspects}
+    assert scores[3] == 1.0
+    assert scores[14] == pytest.approx(0.8)
+    # every place ``wanted`` was bound before the call, a little less than the call
+    assert scores[9] == scores[11] == scores[13] == pytest.approx(0.8 * ARGUMENT_SHARE)
+    assert set(scores) == {3, 9, 11, 13, 14}
+
+
+def test_argument_sources_are_not_suspected_when_the_innermost_frame_does_not_raise() -> None:
+    report = (
+        'File "/w/ver.py", line 14, in match\n    other = parse(wanted)\n'
+        'File "/w/ver.py", line 4, in parse\n    return tuple(text.split("."))'
+    )
+    suspects = from_failures(
+        [result("tests/test_v.py::test_gt", "failed", report)], {"ver.py": VERSION_SOURCE}
+    )
+
+    assert {s.line for s in suspects} == {4, 14}

@@ -55,7 +55,7 @@ import stat
 import tempfile
 import tokenize
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from workers.code_paths import is_test_path
@@ -93,6 +93,13 @@ FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
 # target trips a correct balance check), and not when the test calls out
 # (``if slot.overlaps(other):``), whose answer comes from elsewhere.
 GUARD_SHARE = 0.75
+# When the innermost frame is a ``raise`` (the code turned a value down), a caller frame's
+# call also points at where that caller computed the names it passed, a little less than
+# the call: semver's ``match(">1.0.0")`` sliced the operator off one character too far
+# (``match_expr[2:]``) and ``parse`` raised on ".0.0" two frames in; the slice was in no
+# frame and took 42 sandbox runs to reach.
+ARGUMENT_SHARE = 0.75
+MAX_ARGUMENT_SOURCES = 6  # the last assignments before the call, per caller frame
 MAX_SYMBOL_LINES = 200
 HELPER_SHARE = 0.8  # a named function's private helpers, against its own lines
 MAX_FILE_LINES = 2000
@@ -268,6 +275,92 @@ class _PathIndex:
 
 
 # --- source structure ------------------------------------------------------------------
+def _traceback_lines(
+    frames: Sequence[tuple[list[str], int]], files: Mapping[str, str]
+) -> Iterator[tuple[str, int, float]]:
+    """(path, line, score) for the lines a traceback's repository frames (innermost last)
+    point at: each frame, :data:`FRAME_DECAY` per frame outward, with a ``raise``'s guard
+    and, when the innermost frame raises, the callers' argument sources."""
+    if not frames:
+        return
+    inner_paths, inner_line = frames[-1]
+    raising = any(_raises_at(files.get(path), inner_line) for path in inner_paths)
+    for depth, (paths, line) in enumerate(reversed(frames)):
+        for path in paths:
+            source = files.get(path)
+            score = FRAME_DECAY**depth / len(paths)
+            for at, share in _with_guard(source, line):
+                yield path, at, score * share
+            if raising and depth > 0:
+                for at in _argument_sources(source, line):
+                    if at != line:
+                        yield path, at, score * ARGUMENT_SHARE
+
+
+def _raises_at(source: str | None, line: int) -> bool:
+    tree = _parse_source(source) if source is not None else None
+    return tree is not None and any(
+        isinstance(node, ast.Raise) and node.lineno <= line <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+    )
+
+
+def _argument_sources(source: str | None, line: int) -> list[int]:
+    """The lines before ``line``, in its function, that bind a name a call on ``line``
+    passes as an argument (the caller's own parameters have none: their sources are in
+    the frame further out)."""
+    tree = _parse_source(source) if source is not None else None
+    if tree is None:
+        return []
+    function = _innermost_function(tree, line)
+    if function is None:
+        return []
+    passed: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            values = [*node.args, *(k.value for k in node.keywords)]
+            for value in values:
+                inner = value.value if isinstance(value, ast.Starred) else value
+                if isinstance(inner, ast.Name):
+                    passed.add(inner.id)
+    if not passed:
+        return []
+    found = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.stmt) and node.lineno < line and _binds_any(node, passed):
+            found.add(node.lineno)
+    return sorted(found)[-MAX_ARGUMENT_SOURCES:]
+
+
+def _innermost_function(tree: ast.AST, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    found = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+            and (found is None or node.lineno >= found.lineno)
+        ):
+            found = node
+    return found
+
+
+def _binds_any(statement: ast.stmt, names: Collection[str]) -> bool:
+    """Whether ``statement`` itself (not a nested block) assigns one of ``names``."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
+        targets = [statement.target]
+    elif isinstance(statement, ast.With | ast.AsyncWith):
+        targets = [i.optional_vars for i in statement.items if i.optional_vars is not None]
+    else:
+        return False
+    return any(
+        isinstance(node, ast.Name) and node.id in names
+        for target in targets
+        for node in ast.walk(target)
+    )
+
+
 def _with_guard(source: str | None, line: int) -> list[tuple[int, float]]:
     """``line`` (share 1), and when it is a ``raise`` under an ``if`` (in its body or its
     ``else``), the lines of that ``if``'s test (share :data:`GUARD_SHARE`)."""
@@ -441,10 +534,8 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
             paths = index.resolve(m.group(1))
             if paths:
                 frames.append((paths, int(m.group(2))))
-        for depth, (paths, line) in enumerate(reversed(frames)):
-            for path in paths:
-                for at, share in _with_guard(files.get(path), line):
-                    add(path, at, WHY_TRACEBACK, share * FRAME_DECAY**depth / len(paths))
+        for path, at, score in _traceback_lines(frames, files):
+            add(path, at, WHY_TRACEBACK, score)
 
     # path.py:12, path.py#L12, path.py#L12-L20 (outside "File ..., line" frames).
     frame_spans = [m.span(1) for m in _PY_FRAME.finditer(text)]
@@ -631,12 +722,8 @@ def from_failures(tests: Sequence[TestResult], files: Mapping[str, str]) -> list
             if paths and line >= 1:
                 frames.append((paths, line))
         best: dict[tuple[str, int], float] = {}
-        for depth, (paths, line) in enumerate(reversed(frames)):
-            for path in paths:
-                score = FRAME_DECAY**depth / len(paths)
-                for at, share in _with_guard(files.get(path), line):
-                    key = (path, at)
-                    best[key] = max(best.get(key, 0.0), score * share)
+        for path, at, score in _traceback_lines(frames, files):
+            best[path, at] = max(best.get((path, at), 0.0), score)
         for key, score in best.items():
             totals[key] += score
             counts[key] += 1
