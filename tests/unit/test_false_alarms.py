@@ -11,6 +11,7 @@ from workers.review.false_alarms import (
     in_a_meta_class,
     in_an_assert,
     in_type_comments,
+    loads_with_its_own_loader,
     loop_variable_read_after,
     not_djangos_extra,
     raises_on_purpose,
@@ -427,3 +428,27 @@ def test_a_row_inside_an_assert_statement() -> None:
     assert in_an_assert(source, 2)
     assert not in_an_assert(source, 4)
     assert not in_an_assert("assert (\n", 1)  # does not parse
+
+
+YAML_LOADS = """\
+import yaml
+import yaml as y
+from yaml import FullLoader
+from ._yaml import get_yaml_loader, ConfigLoader
+
+a = yaml.load(f, Loader=get_yaml_loader(max_nodes=10))
+b = yaml.load(f, ConfigLoader)
+c = yaml.load(f, Loader=yaml.FullLoader)
+d = yaml.load(f, Loader=FullLoader)
+e = y.load(f, Loader=y.UnsafeLoader)
+g = yaml.load(f)
+"""
+
+
+def test_a_yaml_loader_of_the_projects_own_is_told_from_pyyamls() -> None:
+    """omegaconf 2.4: ``Loader=get_yaml_loader(...)`` builds a ``BaseLoader`` subclass in
+    another module; ruff cannot see that, only that it is not ``yaml.SafeLoader``."""
+    assert loads_with_its_own_loader(YAML_LOADS, 6)
+    assert loads_with_its_own_loader(YAML_LOADS, 7)
+    for row in (8, 9, 10, 11):  # PyYAML's own loaders, or none given
+        assert not loads_with_its_own_loader(YAML_LOADS, row)

@@ -85,6 +85,9 @@ def test_patterns_and_severities() -> None:
         ("S112", "low"),
         ("S606", "low"),
         ("S605", "high"),
+        ("S108", "medium"),  # bandit's own rating: a fixed /tmp path, urlopen, no timeout
+        ("S310", "medium"),
+        ("S113", "medium"),
         ("B023", "medium"),
         ("ASYNC230", "medium"),
         ("DTZ005", "medium"),
@@ -679,3 +682,19 @@ def test_a_class_with_eq_and_no_hash_is_minor_in_test_code() -> None:
         ("pkg/eq.py", "medium"),
         ("tests/test_eq.py", "low"),
     }
+
+
+def test_yaml_load_with_a_loader_of_the_projects_own_is_minor() -> None:
+    """omegaconf 2.4's loader derives from ``BaseLoader`` in another module: worth a look,
+    not "important". ``yaml.FullLoader`` stays what it is."""
+    source = (
+        "import yaml\n\nfrom ._yaml import get_yaml_loader\n\n\n"
+        "def load(f):\n    return yaml.load(f, Loader=get_yaml_loader())\n\n\n"
+        "def load_full(f):\n    return yaml.load(f, Loader=yaml.FullLoader)\n"
+    )
+    found = scan({"pkg/config.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:S506"] == [
+        (7, "low"),
+        (11, "high"),
+    ]

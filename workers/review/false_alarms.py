@@ -65,7 +65,13 @@ review, and reading a little more of the file settles them:
   factory_boy's and marshmallow's options. A framework reads them once; no instance holds
   them as state to share by mistake.
 
-And one is right about the code but wrong about its weight:
+And two are right about the code but wrong about its weight:
+
+- ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
+  not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
+  of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
+  without seeing what this one derives from. Worth a look (minor), not an "important"
+  remark that the code loads arbitrary objects.
 
 - ``ISC001`` (two string literals side by side on one line) is medium because it is
   usually a missing comma (``["a" "b", "c"]``). Where the text runs on across the split,
@@ -92,6 +98,7 @@ __all__ = [
     "in_a_meta_class",
     "in_an_assert",
     "in_type_comments",
+    "loads_with_its_own_loader",
     "loop_variable_read_after",
     "not_djangos_extra",
     "raises_on_purpose",
@@ -457,6 +464,39 @@ def _called_name(func: ast.expr) -> str | None:
     if isinstance(func, ast.Name):
         return func.id
     return func.attr if isinstance(func, ast.Attribute) else None
+
+
+def loads_with_its_own_loader(source: str, row: int) -> bool:
+    """Whether every ``….load(…)`` call spanning ``row`` is given a ``Loader`` that is
+    neither ``yaml.X`` nor a name imported from ``yaml``."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    from_yaml = {"yaml"}  # the module's own names, and the names taken from it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "yaml":
+            from_yaml.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            from_yaml.update(a.asname for a in node.names if a.name == "yaml" and a.asname)
+    loads = [
+        call
+        for call in _calls_on(source, row)
+        if _called_name(call.func) == "load" and (len(call.args) >= 2 or call.keywords)
+    ]
+    loaders = [
+        (call.args[1] if len(call.args) >= 2 else None)
+        or next((k.value for k in call.keywords if k.arg == "Loader"), None)
+        for call in loads
+    ]
+    return bool(loaders) and all(
+        loader is not None and not _yaml_name(loader, from_yaml) for loader in loaders
+    )
+
+
+def _yaml_name(node: ast.expr, from_yaml: set[str]) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in from_yaml
 
 
 def in_an_assert(source: str, row: int) -> bool:
