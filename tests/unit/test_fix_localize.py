@@ -700,3 +700,55 @@ def test_argument_sources_are_not_suspected_when_the_innermost_frame_does_not_ra
     )
 
     assert {s.line for s in suspects} == {4, 14}
+
+
+EMIT_SOURCE = """\
+def emit(out, depth, pretty):
+    out.append("<a/>")
+    if pretty and depth > 1:
+        out.append("\\n")
+    if depth:
+        if len(out) > 3:
+            out.append("!")
+"""
+
+
+def test_the_test_of_an_if_scores_with_the_lines_it_decides_to_run() -> None:
+    """xmltodict with ``if pretty and depth > 1:``: the newline runs only in passing tests
+    of deeper levels, wrongly skipped at the top; the condition runs everywhere."""
+    spectrum = {
+        "tests.test_e.test_top": {("emit.py", 1), ("emit.py", 2), ("emit.py", 3)},
+        "tests.test_e.test_deep": {("emit.py", n) for n in (1, 2, 3, 4, 5, 6, 7)},
+        "tests.test_e.test_flat": {("emit.py", n) for n in (1, 2, 3, 5)},
+    }
+    failed, passed = (
+        {"tests/test_e.py::test_top"},
+        {
+            "tests/test_e.py::test_deep",
+            "tests/test_e.py::test_flat",
+        },
+    )
+    failing_only = {
+        "tests.test_e.test_fail": {("emit.py", n) for n in (1, 2, 3, 4, 5, 6, 7)},
+        "tests.test_e.test_flat": {("emit.py", n) for n in (1, 2, 3, 5)},
+    }
+    plain = {s.line: s.score for s in ochiai(failing_only, {"test_fail"}, {"test_flat"})}
+    lifted = {
+        s.line: s
+        for s in ochiai(failing_only, {"test_fail"}, {"test_flat"}, {"emit.py": EMIT_SOURCE})
+    }
+
+    assert plain[4] == plain[6] == plain[7] == pytest.approx(1.0)
+    assert plain[3] == pytest.approx(1 / math.sqrt(2))
+    # line 3 decides whether line 4 runs: 0.75 of it, above its own 0.71
+    assert lifted[3].score == pytest.approx(GUARD_SHARE)
+    assert lifted[3].why == "ochiai 0.75 (decides whether line 4 runs)"
+    # a test that calls out (``len(out) > 3``) is not lifted; a nested if's own line is
+    assert lifted[6].score == pytest.approx(1.0)
+    assert lifted[5].score == pytest.approx(GUARD_SHARE)
+    # a line no failing test ran is not made a suspect by what it decides
+    assert {s.line for s in ochiai(spectrum, failed, passed, {"emit.py": EMIT_SOURCE})} == {
+        1,
+        2,
+        3,
+    }

@@ -839,9 +839,20 @@ def runs_in(spectrum: Spectrum, test: str, paths: Collection[str]) -> bool | Non
     return any(path in paths for path, _line in spectrum[key])
 
 
-def ochiai(coverage: Spectrum, failed: set[str], passed: set[str]) -> list[Suspect]:
+def ochiai(
+    coverage: Spectrum,
+    failed: set[str],
+    passed: set[str],
+    files: Mapping[str, str] | None = None,
+) -> list[Suspect]:
     """Ochiai suspiciousness of every line a failing test covered:
     ``failed_cov / sqrt(total_failed * (failed_cov + passed_cov))``.
+
+    With the sources (``files``), the test of the ``if`` that decides whether a line runs
+    scores at least :data:`GUARD_SHARE` of that line: the line may run only in the
+    failing tests because its condition is wrong, and the condition itself runs in every
+    test, so the spectrum alone cannot single it out (xmltodict with ``if pretty and
+    depth > 1:`` before the newline of a closing tag).
 
     ``coverage`` maps test keys to covered (path, line); ``failed``/``passed`` hold JUnit
     node ids or keys (see :func:`case_key`). Each case of a parametrised test has its own
@@ -871,7 +882,51 @@ def ochiai(coverage: Spectrum, failed: set[str], passed: set[str]) -> list[Suspe
             continue
         score = ef / math.sqrt(total_failed * (ef + passed_cov.get((path, line), 0)))
         out.append(Suspect(path, line, score, f"{WHY_OCHIAI} {score:.2f}"))
-    return _sorted(out)
+    return _sorted(_with_deciding_lines(out, files) if files else out)
+
+
+def _with_deciding_lines(suspects: list[Suspect], files: Mapping[str, str]) -> list[Suspect]:
+    best = {(s.path, s.line): s for s in suspects}
+    for s in suspects:
+        source = files.get(s.path)
+        deciding = _deciding_tests(source).get(s.line, ()) if source is not None else ()
+        score = s.score * GUARD_SHARE
+        for at in deciding:
+            held = best.get((s.path, at))
+            if at != s.line and (held is None or held.score < score):
+                why = f"{WHY_OCHIAI} {score:.2f} (decides whether line {s.line} runs)"
+                best[s.path, at] = Suspect(s.path, at, score, why)
+    return list(best.values())
+
+
+@functools.lru_cache(maxsize=32)
+def _deciding_tests(source: str) -> dict[int, tuple[int, ...]]:
+    """First line of each statement → the lines of the test of the innermost ``if`` whose
+    body or ``else`` holds it (tests that call out left out, as for a ``raise``)."""
+    tree = _parse_source(source)
+    found: dict[int, tuple[int, ...]] = {}
+    if tree is None:
+        return found
+
+    def visit(node: ast.AST, test_lines: tuple[int, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt) and test_lines:
+                found.setdefault(child.lineno, test_lines)
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                visit(child, ())
+            elif isinstance(child, ast.If):
+                visit(child, _test_lines(child.test))
+            else:
+                visit(child, test_lines)
+
+    visit(tree, ())
+    return found
+
+
+def _test_lines(test: ast.expr) -> tuple[int, ...]:
+    if any(isinstance(node, ast.Call) for node in ast.walk(test)):
+        return ()
+    return tuple(range(test.lineno, (test.end_lineno or test.lineno) + 1))
 
 
 # --- coverage data ---------------------------------------------------------------------

@@ -701,7 +701,7 @@ class FixLoop:
             localize.from_failures(tests, files),
         ]
         if spectrum is not None:
-            sources.append(localize.ochiai(spectrum, baseline.failed, baseline.passed))
+            sources.append(localize.ochiai(spectrum, baseline.failed, baseline.passed, files))
         named = [(s.path, s.line) for source in sources for s in source]
         sources.append(localize.from_issue_comments(issue_text, files, named))
         return localize.rank(*sources, limit=MAX_SUSPECTS * 3)
