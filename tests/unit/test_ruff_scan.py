@@ -535,6 +535,29 @@ def test_no_pyupgrade_remarks_for_a_project_that_still_supports_python_2() -> No
     }
 
 
+def test_no_python_3_only_advice_for_a_project_that_still_supports_python_2() -> None:
+    """pyserial 3.5 (a ``Python :: 2.7`` classifier): ``raise … from err``, ``[*a, b]``
+    and ``contextlib.suppress`` are a SyntaxError or an ImportError on Python 2."""
+    source = (
+        "def f(items, port):\n"
+        "    try:\n        port.open()\n    except OSError as err:\n"
+        "        raise ValueError(err)\n"
+        "    try:\n        port.close()\n    except OSError:\n        pass\n"
+        "    return items + [port]\n"
+    )
+    changes = {"a.py": ("", source)}
+    both = DeclaredPython(4, "'Programming Language :: Python :: 3.4' classifier", python2=True)
+    three = DeclaredPython(7, "python_requires = '>=3.7' in setup.py")
+
+    advice = {"ruff:B904", "ruff:RUF005"}
+    assert {f.pattern for f in run_ruff({"a.py": source}, diff_of(changes), python=three)} >= (
+        advice
+    )
+    assert not {f.pattern for f in run_ruff({"a.py": source}, diff_of(changes), python=both)} & (
+        advice
+    )
+
+
 def test_python_2_builtins_are_defined_for_a_project_that_supports_python_2() -> None:
     """pexpect 4.9 (a ``Python :: 2.7`` classifier): ``unicode`` in the Python 2 branch."""
     source = "import sys\n\nif sys.argv:\n    kind = bytes\nelse:\n    kind = unicode\n"

@@ -303,7 +303,7 @@ def run_ruff(
     chosen = list(select) or list(DEFAULT_SELECT)
     ignored = list(ignore) + ([] if select else list(DEFAULT_IGNORE))
     if python is not None and python.python2:
-        ignored.append("UP")  # every pyupgrade rewrite breaks Python 2, which ruff cannot lint for
+        ignored += PYTHON3_ONLY_ADVICE
     for code in [*chosen, *ignored]:
         if not RULE_SELECTOR.fullmatch(code):
             raise ValueError(f"not a ruff rule code or prefix: {code!r}")
@@ -639,6 +639,10 @@ def _minor_in_tests(code: str) -> bool:
 
 
 _MINOR_IN_TESTS = frozenset({"S", "DTZ", "ASYNC"})
+# Advice whose rewrite breaks Python 2, which ruff cannot lint for: every pyupgrade rule,
+# ``raise … from err`` (B904; pyserial 3.5 got two), ``[*a, b]`` (RUF005) and
+# ``contextlib.suppress`` (SIM105).
+PYTHON3_ONLY_ADVICE = ("UP", "B904", "RUF005", "SIM105")
 # Rewrites of a comparison, which an ``assert`` in a test means as written (see
 # workers.review.false_alarms).
 OPERATOR_TESTS = frozenset({"SIM201", "SIM202", "SIM208", "SIM300", "PLR0124"})
