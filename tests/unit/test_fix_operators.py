@@ -548,6 +548,28 @@ def test_wrong_variable_guesses_kinds_from_uses() -> None:
     assert all("(a + " not in p.after and "+ a)" not in p.after for p in patches)  # a[...]
 
 
+def test_wrong_variable_keeps_an_object_whose_methods_are_called_from_values() -> None:
+    """xmltodict's ``content_handler.ignorableWhitespace(newl)``: an object with methods of
+    its own is not the depth or the newline; it may still be another such object."""
+    buggy = src(
+        """
+        def emit(key, handler, other, depth=0, newl="\\n", pretty=False):
+            if pretty and depth:
+                handler.ignorableWhitespace(newl)
+            other.startElement(key)
+            text = newl.strip()
+            return text
+        """
+    )
+    line = line_of(buggy, "handler.ignorableWhitespace(newl)")
+    afters = [p.after for p in generate_patches(buggy, "a.py", line, operators=["wrong-variable"])]
+    swapped = {a.splitlines()[line - 1].strip().split(".")[0] for a in afters}
+    assert "other" in swapped  # startElement: an object too
+    assert not {"depth", "pretty", "newl"} & swapped  # a number, a bool, a str
+    # ``newl.strip()`` is a str method: a str is still what newl is, and may swap for one
+    assert any("ignorableWhitespace(text)" in a for a in afters)
+
+
 def test_wrong_variable_swaps_self_attributes() -> None:
     buggy = src(
         """

@@ -1223,6 +1223,8 @@ def _scope_vars(scope: ast.AST) -> dict[str, _Var]:
 def _usage_hints(scope: ast.AST) -> dict[str, set[str]]:
     """What uses say about a name's kind: ``x[i]``/``len(x)``/``in x`` → container,
     ``x - 1``/``x / n``/``x < 3`` → number; so ``lo`` is never swapped for the list ``a``.
+    ``x.m(…)`` with a method no builtin type has → object: xmltodict's
+    ``content_handler.ignorableWhitespace(newl)`` is not the depth or the newline.
     """
     hints: dict[str, set[str]] = {}
 
@@ -1231,6 +1233,12 @@ def _usage_hints(scope: ast.AST) -> dict[str, set[str]]:
             hints.setdefault(node.id, set()).add(kind)
 
     for node in _scope_nodes(scope):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr not in _BUILTIN_METHODS
+        ):
+            hint(node.func.value, "object")  # a method no builtin value has
         if isinstance(node, ast.Subscript):
             hint(node.value, "container")
         elif _is_call_to(node, "len") and isinstance(node, ast.Call) and node.args:
@@ -1262,6 +1270,11 @@ def _usage_hints(scope: ast.AST) -> dict[str, set[str]]:
 
 
 _NUMBER_KINDS = frozenset({"int", "float", "number"})
+_BUILTIN_METHODS = frozenset(
+    name
+    for kind in (str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float, complex)
+    for name in dir(kind)
+)
 _CONTAINER_KINDS = frozenset({"list", "dict", "set", "tuple", "str", "bytes", "container"})
 
 
