@@ -13,6 +13,7 @@ from workers.review.false_alarms import (
     in_type_comments,
     loads_with_its_own_loader,
     loop_variable_read_after,
+    mutated_nowhere_in_the_file,
     not_djangos_extra,
     raises_on_purpose,
     reraises_a_handled_exception,
@@ -452,3 +453,19 @@ def test_a_yaml_loader_of_the_projects_own_is_told_from_pyyamls() -> None:
     assert loads_with_its_own_loader(YAML_LOADS, 7)
     for row in (8, 9, 10, 11):  # PyYAML's own loaders, or none given
         assert not loads_with_its_own_loader(YAML_LOADS, row)
+
+
+def test_a_class_attribute_is_mutated_only_through_an_attribute_of_its_name() -> None:
+    source = (
+        "class Lexer:\n"
+        "    aliases = ['a']\n"
+        "    names: list[str] = []\n"
+        "    def f(self):\n"
+        "        self.names.extend(['x'])\n"
+        "        aliases = []\n"
+        "        aliases.append(1)\n"
+    )
+    assert mutated_nowhere_in_the_file(source, 2)  # a local of the same name is another
+    assert not mutated_nowhere_in_the_file(source, 3)
+    assert not mutated_nowhere_in_the_file(source, 5)  # not a class attribute's line
+    assert not mutated_nowhere_in_the_file("class (:\n", 1)

@@ -613,7 +613,10 @@ def test_options_of_a_nested_meta_class_are_no_mutable_class_attributes() -> Non
 
 
 def test_mutable_class_attributes_are_minor_in_test_code() -> None:
-    source = "class StorageTests:\n    invalid_names = ['../x', 'a/../../b']\n"
+    source = (
+        "class StorageTests:\n    invalid_names = ['../x', 'a/../../b']\n\n"
+        "    def add(self, name):\n        self.invalid_names.append(name)\n"
+    )
     found = scan({path: ("", source) for path in ("pkg/store.py", "tests/test_store.py")})
 
     assert {(f.path, f.severity) for f in found if f.pattern == "ruff:RUF012"} == {
@@ -721,3 +724,34 @@ def test_yaml_load_with_a_loader_of_the_projects_own_is_minor() -> None:
         (7, "low"),
         (11, "high"),
     ]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "self.aliases.append(name)",
+        "self.aliases[0] = name",
+        "type(self).aliases += [name]",
+        "del BitBakeLexer.aliases[0]",
+    ],
+)
+def test_a_mutable_class_attribute_nothing_changes_in_place_is_minor(change: str) -> None:
+    """pygments' ``aliases = ['bitbake']`` in every lexer: data the framework reads. Where
+    the file changes it in place, the shared state the rule is about is there."""
+    declared = (
+        "from pygments.lexer import RegexLexer\n\n\n"
+        "class BitBakeLexer(RegexLexer):\n"
+        "    aliases = ['bitbake']\n"
+        "    filenames = ['*.bb']\n\n"
+        "    def alias(self, name):\n"
+        "        return name in self.aliases\n"
+    )
+    changed = declared.replace("return name in self.aliases", change)
+    found = scan({"pkg/lexers.py": ("", declared), "pkg/changed.py": ("", changed)})
+
+    assert {(f.path, f.line, f.severity) for f in found if f.pattern == "ruff:RUF012"} == {
+        ("pkg/lexers.py", 5, "low"),
+        ("pkg/lexers.py", 6, "low"),
+        ("pkg/changed.py", 5, "medium"),
+        ("pkg/changed.py", 6, "low"),
+    }

@@ -65,7 +65,14 @@ review, and reading a little more of the file settles them:
   factory_boy's and marshmallow's options. A framework reads them once; no instance holds
   them as state to share by mistake.
 
-And two are right about the code but wrong about its weight:
+And three are right about the code but wrong about its weight:
+
+- ``RUF012`` (mutable class attribute) on an attribute nothing in its file changes in
+  place (no ``.append``/``.update``/… on it, no item assigned, no ``+=``): declarative
+  data a framework or the class reads, pygments' ``aliases = ['bitbake']`` in every
+  lexer, arrow's locale tables, babel's command options (42 candidates on eight of
+  the releases read on 2026-12-06). The shared-state bug the rule is about needs a
+  change in place; where there is none in the file, the remark is minor.
 
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
@@ -100,6 +107,7 @@ __all__ = [
     "in_type_comments",
     "loads_with_its_own_loader",
     "loop_variable_read_after",
+    "mutated_nowhere_in_the_file",
     "not_djangos_extra",
     "raises_on_purpose",
     "reraises_a_handled_exception",
@@ -497,6 +505,49 @@ def _yaml_name(node: ast.expr, from_yaml: set[str]) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name) and node.id in from_yaml
+
+
+_MUTATING_METHODS = frozenset(
+    {
+        "append", "appendleft", "extend", "extendleft", "insert", "remove", "pop",
+        "popleft", "popitem", "clear", "update", "add", "discard", "setdefault",
+        "sort", "reverse", "__setitem__", "__delitem__", "difference_update",
+        "intersection_update", "symmetric_difference_update",
+    }
+)  # fmt: skip
+
+
+def mutated_nowhere_in_the_file(source: str, row: int) -> bool:
+    """Whether the class attribute assigned on ``row`` (in a class body) is never changed
+    in place anywhere in the file through an attribute of its name (``self.x.append``,
+    ``cls.x[k] = v``, ``Klass.x += …``). False when ``row`` is no such assignment."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, ast.Assign | ast.AnnAssign) and _on_row(statement, row):
+                    targets = (
+                        statement.targets
+                        if isinstance(statement, ast.Assign)
+                        else [statement.target]
+                    )
+                    names.update(t.id for t in targets if isinstance(t, ast.Name))
+    if not names:
+        return False
+    for node in ast.walk(tree):
+        changed: ast.expr | None = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            changed = node.func.value if node.func.attr in _MUTATING_METHODS else None
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            changed = node.value
+        elif isinstance(node, ast.AugAssign):
+            changed = node.target
+        if isinstance(changed, ast.Attribute) and changed.attr in names:
+            return False
+    return True
 
 
 def in_an_assert(source: str, row: int) -> bool:
