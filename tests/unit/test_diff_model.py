@@ -215,3 +215,39 @@ def test_a_symbolic_link_is_not_reviewed_as_code() -> None:
         ("moved.py", "a symbolic link"),
         ("was_link.py", None),
     ]
+
+
+def test_lines_that_only_lost_a_carriage_return_or_trailing_space_are_not_added() -> None:
+    """rsa 4.9.1 turned CRLF into LF: every line of 15 files removed and added again, and
+    a cold-start review had ten remarks on code no one changed. Such a line is still in
+    the diff (GitHub takes a comment on it), but it is not new code."""
+    patch = (
+        "@@ -1,4 +1,5 @@\n"
+        "-import os\r\n"
+        "-x = 1   \r\n"
+        "-def f():\r\n"
+        "-    return x\r\n"
+        "+import os\n"
+        "+x = 1\n"
+        "+y = 2\n"
+        "+def f():\n"
+        "+    return  x\n"
+    )
+    model = DiffModel.from_github_files(
+        [{"filename": "a.py", "status": "modified", "patch": patch}]
+    )
+    entry = model.file("a.py")
+    assert entry is not None
+    # new: ``y = 2``, and a line whose inner spacing changed
+    assert entry.added == {3: "y = 2", 5: "    return  x"}
+    assert all(model.can_comment("a.py", "RIGHT", n) for n in range(1, 6))
+    assert set(entry.removed) == {1, 2, 3, 4}  # the left side is as it was
+
+
+def test_a_line_added_twice_is_new_once_for_each_removed_copy() -> None:
+    patch = "@@ -1,2 +1,3 @@\n-pass\n-x = 1\n+pass\n+pass\n+x = 2\n"
+    entry = DiffModel.from_github_files(
+        [{"filename": "a.py", "status": "modified", "patch": patch}]
+    ).file("a.py")
+    assert entry is not None
+    assert entry.added == {2: "pass", 3: "x = 2"}

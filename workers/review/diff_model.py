@@ -13,6 +13,7 @@ are parsed by unidiff.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -207,7 +208,7 @@ def _file_from_patched(
             text = ln.value[:-1] if ln.value.endswith("\n") else ln.value
             text = text[:-1] if text.endswith("\r") else text
             lines.append(DiffLine(ln.line_type, ln.source_line_no, ln.target_line_no, text, index))
-    entry = FileChange(path, status, old, lines, no_newline_at_end=no_newline)
+    entry = FileChange(path, status, old, _same_text_as_before(lines), no_newline_at_end=no_newline)
     if entry.changed_count > max_file_changes:
         entry = FileChange(
             path,
@@ -220,6 +221,29 @@ def _file_from_patched(
     elif not lines and status != "removed":
         entry.skipped = "no changed lines"
     return entry
+
+
+def _same_text_as_before(lines: list[DiffLine]) -> list[DiffLine]:
+    """The lines with each added line that a removed line of its hunk already had, up to
+    trailing whitespace and line endings, made a context line on the right side only: a
+    file converted from CRLF to LF (rsa 4.9.1) or stripped of trailing blanks is not new
+    code, yet every line of it is removed and added again. One removed copy makes one
+    added copy old; GitHub still takes a comment on the line, and the left side stays."""
+    removed: dict[int, Counter[str]] = {}
+    for ln in lines:
+        if ln.kind == "-":
+            removed.setdefault(ln.hunk, Counter())[ln.text.rstrip()] += 1
+    if not removed:
+        return lines
+    out = []
+    for ln in lines:
+        before = removed.get(ln.hunk)
+        key = ln.text.rstrip()
+        if ln.kind == "+" and before and before[key] > 0:
+            before[key] -= 1
+            ln = DiffLine(" ", None, ln.new, ln.text, ln.hunk)
+        out.append(ln)
+    return out
 
 
 SYMLINK = "a symbolic link"
