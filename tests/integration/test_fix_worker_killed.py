@@ -108,7 +108,11 @@ def test_fix_survives_a_killed_worker_and_finishes_once(tmp_path: Path) -> None:
             second_log = tmp_path / "worker-2.log"
             with running(kaizen_cmd("worker", "--concurrency", "1"), worker_env, second_log) as w2:
                 wait_log(second_log, "ready", w2)
-                fake.wait_for(lambda: len(kaizen_pulls(fake, REPO)) == 1, timeout=180)
+                # kombu restores unacked messages on every tenth 10 s check (its
+                # restore_visible interval): the killed task comes back about 100 s after
+                # this worker starts, and then the fix runs in full. 180 s left 80 s for
+                # that, which a loaded machine overran.
+                fake.wait_for(lambda: len(kaizen_pulls(fake, REPO)) == 1, timeout=300)
                 fake.wait_for(
                     lambda: any(
                         "draft pull request" in c["body"]
