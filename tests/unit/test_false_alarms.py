@@ -158,6 +158,24 @@ def test_an_expression_alone_where_a_raise_or_warning_is_expected_is_there_for_i
     assert raises_on_purpose(source, 3)
 
 
+def test_an_expression_in_a_block_nested_where_a_raise_is_expected_is_there_for_it() -> None:
+    """omegaconf's tests pick the access under ``raises``: ``if access == "attr":
+    c.missng`` / ``else: c["missng"]``. A function defined there runs elsewhere."""
+    source = (
+        "def test_it(c, access):\n"
+        "    with raises(KeyError):\n"
+        "        if access == 'attr':\n"
+        "            c.missng\n"
+        "        else:\n"
+        "            c['missng']\n"
+        "        def later():\n"
+        "            c.other\n"
+    )
+    assert raises_on_purpose(source, 4)
+    assert raises_on_purpose(source, 6)
+    assert not raises_on_purpose(source, 8)
+
+
 def test_an_expression_alone_in_another_with_is_useless() -> None:
     assert not raises_on_purpose("with open('f') as f:\n    f.name\n", 2)
     assert not raises_on_purpose("with lock:\n    shared.value\n", 2)

@@ -96,6 +96,7 @@ import functools
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
@@ -190,15 +191,30 @@ def raises_on_purpose(source: str, row: int) -> bool:
         if (
             isinstance(node, ast.With | ast.AsyncWith)
             and any(_expects_a_raise(item.context_expr) for item in node.items)
-            and any(isinstance(s, ast.Expr) and _on_row(s, row) for s in node.body)
+            and any(isinstance(s, ast.Expr) and _on_row(s, row) for s in _statements(node.body))
         ):
-            return True
+            return True  # at any depth: omegaconf's ``if access == "attr": c.missng``
         if not isinstance(node, ast.Try | ast.TryStar) or not node.handlers:
             continue
         for statement in node.body:
             if isinstance(statement, ast.Expr) and _on_row(statement, row):
                 return True
     return False
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``body`` and of the blocks nested in it, not in functions or
+    classes defined there (their code runs elsewhere)."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(statement, field, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _statements(handler.body)
+        for case in getattr(statement, "cases", None) or []:
+            yield from _statements(case.body)
 
 
 _EXPECTS_A_RAISE = frozenset(
