@@ -17,6 +17,7 @@ from workers.review.false_alarms import (
     not_djangos_extra,
     raises_on_purpose,
     reraises_a_handled_exception,
+    return_code_read,
     runs_code_written_here,
     self_assigned_builtin,
     split_inside_a_sentence,
@@ -487,3 +488,36 @@ def test_a_class_attribute_is_mutated_only_through_an_attribute_of_its_name() ->
     assert not mutated_nowhere_in_the_file(source, 3)
     assert not mutated_nowhere_in_the_file(source, 5)  # not a class attribute's line
     assert not mutated_nowhere_in_the_file("class (:\n", 1)
+
+
+RUNS = """\
+import subprocess
+
+
+def test_import():
+    if windows:
+        result = subprocess.run(["python", "-c", "x"], capture_output=True)
+    else:
+        result = subprocess.run(
+            ["python", "-c", "y"],
+            capture_output=True,
+        )
+    assert result.returncode == 0, result.stderr
+
+
+def fire_and_forget():
+    done = subprocess.run(["true"])
+    other = subprocess.run(["false"])
+    other.check_returncode()
+    subprocess.run(["echo"])
+    return done.stdout
+"""
+
+
+def test_a_run_whose_return_code_is_read_afterwards_is_checked() -> None:
+    """click-repl asserts ``result.returncode == 0`` with the child's stderr."""
+    assert return_code_read(RUNS, 6)
+    assert return_code_read(RUNS, 9)
+    assert return_code_read(RUNS, 17)
+    assert not return_code_read(RUNS, 16)  # its stdout only
+    assert not return_code_read(RUNS, 19)  # not kept

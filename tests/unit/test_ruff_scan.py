@@ -755,3 +755,17 @@ def test_a_mutable_class_attribute_nothing_changes_in_place_is_minor(change: str
         ("pkg/changed.py", 5, "medium"),
         ("pkg/changed.py", 6, "low"),
     }
+
+
+def test_a_run_whose_return_code_is_asserted_needs_no_check() -> None:
+    """click-repl 0.4.1's test keeps the result and asserts on ``returncode``."""
+    source = (
+        "import subprocess\n\n\n"
+        "def test_import():\n"
+        "    result = subprocess.run(['python', '-c', 'x'], capture_output=True)\n"
+        "    assert result.returncode == 0, result.stderr\n"
+        "    subprocess.run(['python', '-c', 'y'])\n"
+    )
+    found = scan({"tests/test_import.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLW1510"] == [7]

@@ -60,6 +60,10 @@ review, and reading a little more of the file settles them:
   (a name compared with itself) in an ``assert`` of test code: babel 2.19 tests its
   ``__eq__`` and ``__ne__`` with ``assert not (message == other)`` and
   ``assert en_US == en_US``. The operator as written is what the test is about.
+- ``PLW1510`` (``subprocess.run`` without ``check``) on a call whose result is kept and
+  its ``returncode`` read, or ``check_returncode()`` called, in the same function:
+  click-repl's test asserts ``result.returncode == 0`` with the child's stderr as the
+  message, which ``check=True`` would lose.
 - ``RUF012`` (mutable class attribute) inside a nested ``class Meta``: Django's
   ``required_db_features = {...}`` and ``ordering = [...]``, DRF's ``fields = [...]``,
   factory_boy's and marshmallow's options. A framework reads them once; no instance holds
@@ -112,6 +116,7 @@ __all__ = [
     "not_djangos_extra",
     "raises_on_purpose",
     "reraises_a_handled_exception",
+    "return_code_read",
     "runs_code_written_here",
     "self_assigned_builtin",
     "split_inside_a_sentence",
@@ -564,6 +569,39 @@ def mutated_nowhere_in_the_file(source: str, row: int) -> bool:
         if isinstance(changed, ast.Attribute) and changed.attr in names:
             return False
     return True
+
+
+def return_code_read(source: str, row: int) -> bool:
+    """Whether the ``subprocess.run(…)`` on ``row`` is assigned to a name whose
+    ``returncode`` the same function (or module) reads, or whose ``check_returncode()``
+    it calls, after the call."""
+    tree = _parse(source)
+    if tree is None:
+        return False
+    for scope in ast.walk(tree):
+        if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in _statements(scope.body):
+            if not (
+                isinstance(node, ast.Assign | ast.AnnAssign)
+                and _on_row(node, row)
+                and isinstance(node.value, ast.Call)
+                and _called_name(node.value.func) == "run"
+            ):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            after = node.end_lineno or node.lineno
+            return any(
+                isinstance(use, ast.Attribute)
+                and use.attr in ("returncode", "check_returncode")
+                and isinstance(use.value, ast.Name)
+                and use.value.id in names
+                and use.lineno > after
+                for statement in _statements(scope.body)
+                for use in ast.walk(statement)
+            )
+    return False
 
 
 def in_an_assert(source: str, row: int) -> bool:

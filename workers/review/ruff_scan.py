@@ -44,6 +44,7 @@ from workers.review.false_alarms import (
     not_djangos_extra,
     raises_on_purpose,
     reraises_a_handled_exception,
+    return_code_read,
     runs_code_written_here,
     self_assigned_builtin,
     split_inside_a_sentence,
@@ -506,6 +507,7 @@ def _finding(
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "F401" and in_type_comments(text, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
+        or (code == "PLW1510" and return_code_read(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
         or (
             code == "UP036"
