@@ -769,3 +769,31 @@ def test_a_run_whose_return_code_is_asserted_needs_no_check() -> None:
     found = scan({"tests/test_import.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:PLW1510"] == [7]
+
+
+def test_a_password_rule_on_a_placeholder_value_is_no_remark() -> None:
+    """flask-wtf 1.3's example apps: ``SECRET_KEY = "secret"`` stands in for a key."""
+    source = (
+        'SECRET_KEY = "secret"\n'
+        'API_TOKEN = "changeme"\n'
+        'PASSWORD = ""\n'
+        'DB_PASSWORD = "hunter2-but-longer"\n'
+    )
+    found = scan({"examples/app.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S105"] == [4]
+
+
+def test_markup_from_escaped_values_only_is_no_remark() -> None:
+    """flask-wtf 1.3's ``csrf_meta``: every value in the f-string is escaped."""
+    source = (
+        "from markupsafe import Markup, escape\n\n\n"
+        "def meta(name, token):\n"
+        '    a = Markup(f\'<meta name="{escape(name)}" content="{escape(token)}">\')\n'
+        "    b = Markup('<b>{}</b>'.format(escape(name)))\n"
+        "    c = Markup(f'<input {name}>')\n"
+        "    return a, b, c\n"
+    )
+    found = scan({"pkg/meta.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S704"] == [7]

@@ -7,7 +7,12 @@ import time
 import pytest
 
 from workers.review.diff_model import DiffModel
-from workers.review.secrets_scan import find_secrets, redact_secrets, scan_secrets
+from workers.review.secrets_scan import (
+    find_secrets,
+    is_placeholder,
+    redact_secrets,
+    scan_secrets,
+)
 
 AWS = "AKIA" + "Q3EGRTZNVK7XJ4PL"
 GH = "ghp_" + "a8Kd93LmQz0PvX7rT2nB5cW1yE6uJ4hF9sGk"
@@ -159,3 +164,19 @@ def test_a_megabyte_long_hostile_line_is_scanned_in_linear_time(piece: str) -> N
     assert find_secrets(line) == []
     assert redact_secrets(line) == line
     assert time.monotonic() - started < 5.0
+
+
+@pytest.mark.parametrize(
+    ("value", "placeholder"),
+    [
+        ("secret", True),
+        ("change-me", True),
+        ("<your key>", True),
+        ("", True),
+        ("Pass Word", True),
+        ("hunter2-but-longer", False),
+        ("s3cr3t-Production-Key-9f2", False),
+    ],
+)
+def test_placeholders_are_told_from_values(value: str, placeholder: bool) -> None:
+    assert is_placeholder(value) is placeholder

@@ -43,6 +43,12 @@ review, and reading a little more of the file settles them:
   examples make a keyword object of each word of a grammar (``NOT``, ``AND``, …) so.
   What the module defines cannot be read off its text, so no name is plainly undefined.
 
+- ``S105`` to ``S107`` (hardcoded password) on a value that is a placeholder, as the
+  credential scanner reads values: flask-wtf's example apps set ``SECRET_KEY = "secret"``.
+- ``S704`` (unsafe ``Markup``) on markup built from a literal whose every interpolated
+  value goes through ``escape()`` (an f-string or ``.format``): flask-wtf's
+  ``Markup(f'<meta name="{escape(name)}" content="{escape(token)}">')`` is what the rule
+  asks for.
 - ``F401`` (unused import) on a name a ``# type:`` comment uses: ruff does not read
   type comments (PEP 484's form for Python 2 and older tools), pyflakes did. sentry-sdk
   2.14 imports ``Any`` and the rest under ``TYPE_CHECKING`` for ``# type: (Any) -> None``
@@ -106,6 +112,7 @@ __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "compares_with_a_supported_python",
     "defines_names_at_run_time",
+    "escapes_every_value",
     "harmless_redefinition",
     "in_a_meta_class",
     "in_an_assert",
@@ -120,6 +127,7 @@ __all__ = [
     "runs_code_written_here",
     "self_assigned_builtin",
     "split_inside_a_sentence",
+    "strings_on",
 ]
 
 _SELF_ASSIGNED = re.compile(r"Self-assignment of variable `(\w+)`")
@@ -602,6 +610,41 @@ def return_code_read(source: str, row: int) -> bool:
                 for use in ast.walk(statement)
             )
     return False
+
+
+def escapes_every_value(source: str, row: int) -> bool:
+    """Whether each ``Markup(…)`` call on ``row`` is given an f-string, or a literal's
+    ``.format(…)``, whose every interpolated value is an ``escape(…)`` call."""
+    marks = [c for c in _calls_on(source, row) if _called_name(c.func) == "Markup" and c.args]
+    return bool(marks) and all(_escaped_text(call.args[0]) for call in marks)
+
+
+def _escaped_text(node: ast.expr) -> bool:
+    if isinstance(node, ast.JoinedStr):
+        values = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    ):
+        values = [*node.args, *(k.value for k in node.keywords)]
+    else:
+        return False
+    return all(isinstance(v, ast.Call) and _called_name(v.func) == "escape" for v in values)
+
+
+def strings_on(source: str, row: int) -> list[str]:
+    """The string literals that start on ``row`` (none in a file that does not parse)."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.lineno == row
+    ]
 
 
 def in_an_assert(source: str, row: int) -> bool:

@@ -34,6 +34,7 @@ from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     compares_with_a_supported_python,
     defines_names_at_run_time,
+    escapes_every_value,
     harmless_redefinition,
     in_a_meta_class,
     in_an_assert,
@@ -48,9 +49,10 @@ from workers.review.false_alarms import (
     runs_code_written_here,
     self_assigned_builtin,
     split_inside_a_sentence,
+    strings_on,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding
-from workers.review.secrets_scan import names_a_secret
+from workers.review.secrets_scan import is_placeholder, names_a_secret
 from workers.review.version_guards import runs_only_where_defined
 
 if TYPE_CHECKING:
@@ -504,10 +506,12 @@ def _finding(
         or (code == "B007" and _loop_variable_kept(text, row, message))
         or (code == "F821" and _defined_elsewhere(text, message, python))
         or (code in CREDENTIAL_CODES and _names_no_secret(message))
+        or (code in CREDENTIAL_CODES and _only_placeholders(text, row))
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "F401" and in_type_comments(text, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
+        or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
         or (
             code == "UP036"
@@ -597,6 +601,13 @@ def _defined_elsewhere(text: str, message: str, python: DeclaredPython | None) -
     if python is not None and python.python2 and match.group(1) in PYTHON2_BUILTINS:
         return True
     return defines_names_at_run_time(text)
+
+
+def _only_placeholders(text: str, row: int) -> bool:
+    """Ruff's hardcoded-password rules on a row whose string literals are all placeholders
+    (``SECRET_KEY = "secret"`` in an example app), as the secret scanner reads values."""
+    values = strings_on(text, row)
+    return bool(values) and all(is_placeholder(value) for value in values)
 
 
 def _names_no_secret(message: str) -> bool:

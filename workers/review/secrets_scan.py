@@ -107,10 +107,10 @@ RULES: tuple[SecretRule, ...] = (
     ),
 )
 
-# Values that look like secrets but are placeholders; a warning on them is pure noise.
 # The query parameter a pre-signed S3 URL names its key id with (SigV2, SigV4), just
 # before the id: requests-toolbelt 1.0 recorded one in a VCR cassette.
 _PRE_SIGNED = re.compile(r"(?i)(?:[?&]AWSAccessKeyId|[?&]X-Amz-Credential)=\Z")
+# Values that look like secrets but are placeholders; a warning on them is pure noise.
 _PLACEHOLDER = re.compile(
     r"(?i)(x{6,}|\*{4,}|example|sample|dummy|placeholder|change[_-]?me|your[_-]|<[^>]+>|"
     r"\$\{|\{\{|redacted|test[_-]?(key|token|secret)|fake|0{8,}|1234567|\.\.\.|…|\{[^}]*\})"
@@ -207,6 +207,17 @@ def _is_template_url(user: str, password: str, host: str) -> bool:
     if user and password.lower() == user.lower():
         return True  # guest:guest, postgres:postgres: a service's well-known default
     return bool(_DOC_HOST.match(host))
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether a string is a stand-in for a secret rather than one: ``"secret"``,
+    ``"changeme"``, ``"<your key>"``, ``"xxxxxx"``, an empty string (flask-wtf's example
+    apps set ``SECRET_KEY = "secret"``)."""
+    return (
+        not value.strip()
+        or bool(_PLACEHOLDER.search(value))
+        or re.sub(r"[\s_-]", "", value.lower()) in _PLACEHOLDER_WORDS
+    )
 
 
 def shannon_entropy(text: str) -> float:
