@@ -122,7 +122,7 @@ def test_first_review_posts_static_findings(memory: Memory) -> None:
 
 
 def test_a_leaked_credential_is_one_comment_not_a_secret_and_a_ruff_one(memory: Memory) -> None:
-    source = 'API_TOKEN = "AKIAQ3EGRTZNVK7XJ4PL"\nDB_PASSWORD = "changeme"\n'
+    source = 'API_TOKEN = "AKIAQ3EGRTZNVK7XJ4PL"\nDB_PASSWORD = "hunter22"\n'
     diff = pr_diff(text=source)
     req = ReviewRequest(
         repo=REPO, pr="12", diff=diff, file_text={"app/util.py": source}.get, config=RepoConfig()

@@ -157,10 +157,18 @@ _SEVERITY_BY_PREFIX: dict[str, str] = {
     "S101": "low",
     "S311": "low",  # random for non-cryptographic uses is usually fine
     # what bandit rates medium, not high: a fixed /tmp path in a docs build script
-    # (deepdiff), a urlopen of the project's own release URL (omegaconf)
+    # (deepdiff), a urlopen of the project's own release URL (omegaconf), flower's
+    # shelve of its own state file
     "S108": "medium",  # hardcoded temporary file or directory
     "S113": "medium",  # a request without a timeout
-    "S310": "medium",  # urlopen of a URL that may not be http(s)
+    "S301": "medium",  # pickle, shelve, jsonpickle loads
+    "S302": "medium",  # marshal loads
+    "S303": "medium",  # md5/sha1 (often not for security: ETags, cache keys)
+    "S305": "medium",  # ECB cipher mode
+    "S306": "medium",  # tempfile.mktemp
+    "S308": "medium",  # mark_safe
+    "S31": "medium",  # urlopen, XML parsers that are not defusedxml
+    "S312": "high",  # telnet: bandit's high
     # what bandit itself rates low: on a cold start "high" let these fill a review's budget
     # (celery's sources: 5 of 10 comments were try/except/pass) ahead of likely bugs
     "S110": "low",  # try/except/pass
