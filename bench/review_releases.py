@@ -32,7 +32,8 @@ peewee, paho-mqtt, rq, python-dateutil, pexpect, pyparsing, ipython, sentry-sdk,
 …) gave that day's other changes (classifiers and Python 2, type comments, names the
 file already uses, expressions there to raise or warn). On 2026-12-06: 85 and 45, once an
 assert in test code that tests an operator as written (requests' ``assert "x" == y``
-under SIM300) and a literal-only ``Markup``/placeholder password were no remarks; sixty
+under SIM300) and a ``subprocess.run`` whose return code is read after it (fastapi)
+were no remarks; sixty
 more held-out releases (gunicorn, loguru, babel, pygments, omegaconf, rsa, pyserial,
 flask-wtf, click-repl, requests-toolbelt, …) gave that day's other changes (pytest
 fixtures taken as parameters, lines that only lost a carriage return, Python 2 support
