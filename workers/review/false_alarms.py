@@ -387,15 +387,22 @@ def in_a_meta_class(source: str, row: int) -> bool:
     return False
 
 
+def _scopes(source: str) -> list[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module and every function in it (none for a file that does not parse)."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+
+
 def loop_variable_read_after(source: str, row: int, name: str) -> bool:
     """Whether the ``for`` loop whose target on ``row`` binds ``name`` is followed, in the
     same function (or module), by a read of ``name``: the loop's last value is used."""
-    tree = _parse(source)
-    if tree is None:
-        return False
-    for scope in ast.walk(tree):
-        if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
+    for scope in _scopes(source):
         for loop in _own_nodes(scope):
             if (
                 isinstance(loop, ast.For | ast.AsyncFor)
@@ -583,12 +590,7 @@ def return_code_read(source: str, row: int) -> bool:
     """Whether the ``subprocess.run(…)`` on ``row`` is assigned to a name whose
     ``returncode`` the same function (or module) reads, or whose ``check_returncode()``
     it calls, after the call."""
-    tree = _parse(source)
-    if tree is None:
-        return False
-    for scope in ast.walk(tree):
-        if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
+    for scope in _scopes(source):
         for node in _statements(scope.body):
             if not (
                 isinstance(node, ast.Assign | ast.AnnAssign)
