@@ -72,14 +72,30 @@ def test_ruffs_oldest_target_gives_way_to_an_older_declared_python() -> None:
     assert found(pyproject__toml=pyproject) == DeclaredPython(
         5, "requires-python = '>=3.5,<4.0' in pyproject.toml"
     )
-    # a newer specifier, or a target above ruff's floor, leaves the target as it was
+    # a newer specifier, or a target above ruff's floor, leaves the target as it was (a
+    # newer specifier is kept beside it: where pip installs from)
     newer = pyproject.replace(">=3.5,<4.0", ">=3.8")
     assert found(pyproject__toml=newer) == DeclaredPython(
-        7, 'target-version = "py37" in pyproject.toml'
+        7, 'target-version = "py37" in pyproject.toml', installs_from=8
     )
     above = pyproject.replace("py37", "py38")
     assert found(pyproject__toml=above) == DeclaredPython(
         8, 'target-version = "py38" in pyproject.toml'
+    )
+
+
+def test_a_newer_version_specifier_beside_ruffs_target_is_where_pip_installs_from() -> None:
+    """folium 0.20: ``target-version = "py37"`` in its ruff config, ``python_requires=">=3.9"``
+    in setup.py. Ruff lints for py37 as the team's does; pip installs from 3.9."""
+    setup_py = "from setuptools import setup\nsetup(name='folium', python_requires='>=3.9')\n"
+    declared = found(pyproject__toml="[tool.ruff]\ntarget-version = 'py37'\n", setup__py=setup_py)
+    assert declared == DeclaredPython(
+        7, 'target-version = "py37" in pyproject.toml', installs_from=9
+    )
+    # classifiers are not what pip enforces
+    classified = "[project]\nname = 'x'\nclassifiers = ['Programming Language :: Python :: 3.9']\n"
+    assert found(pyproject__toml=classified + "[tool.ruff]\ntarget-version = 'py38'\n") == (
+        DeclaredPython(8, 'target-version = "py38" in pyproject.toml')
     )
 
 

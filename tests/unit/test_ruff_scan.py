@@ -803,3 +803,17 @@ def test_markup_from_escaped_values_only_is_no_remark() -> None:
     found = scan({"pkg/meta.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:S704"] == [7]
+
+
+def test_syntax_older_than_where_pip_installs_from_is_no_remark() -> None:
+    """folium 0.20's ``def enable_draw(self, shape, /, **kwargs)``: its ruff config says
+    py37, its ``python_requires`` 3.9, and pip never puts it on 3.7."""
+    source = "def enable_draw(shape, /, **kwargs):\n    return shape\n"
+    changes = {"a.py": ("", source)}
+    stale = DeclaredPython(7, 'target-version = "py37" in pyproject.toml')
+    installs = DeclaredPython(7, 'target-version = "py37" in pyproject.toml', installs_from=9)
+
+    assert [f.pattern for f in run_ruff({"a.py": source}, diff_of(changes), python=stale)] == [
+        "ruff:unsupported-syntax"
+    ]
+    assert run_ruff({"a.py": source}, diff_of(changes), python=installs) == []

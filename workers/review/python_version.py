@@ -20,6 +20,9 @@ application's runtime, for repositories that are not packages). Classifiers go s
 more often than specifiers; newer syntax in a file whose merged code already needs it is
 no remark (:mod:`workers.review.ruff_scan`). Every file is parsed as data: TOML and INI
 parsers, and ``setup.py`` with :mod:`ast`, never run.
+A version specifier newer than the ruff target is kept beside it as where pip installs
+from: ruff lints for the target as the team's would, and syntax between the two is no
+remark (folium: ``py37`` for ruff, ``python_requires=">=3.9"``).
 Nothing declared: ruff's default, as the team's own ruff would.
 """
 
@@ -28,7 +31,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -56,6 +59,10 @@ class DeclaredPython:
     # Python 2 is supported too (``>=2.7``, a ``Python :: 2.7`` classifier): ruff cannot
     # lint for it, and its pyupgrade rules would all break it (python-dateutil 2.9).
     python2: bool = False
+    # The oldest Python pip installs the project on (its version specifier), when that is
+    # newer than the ruff target above: syntax between the two is no bug, since no Python
+    # that fails on it gets the code (folium: py37 in its ruff config, ``>=3.9`` in setup.py).
+    installs_from: int | None = None
 
     @property
     def ruff_target(self) -> str:
@@ -124,6 +131,9 @@ def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | 
         target = _ruff_target_version(table)
         if target is not None:
             ruffs = DeclaredPython(target, f'target-version = "py3{target}" in {name}')
+            specified = _declared_by_specifier(file_text)
+            if specified is not None and specified.minor > target:
+                return replace(ruffs, installs_from=specified.minor)
             if target > OLDEST_MINOR:
                 return ruffs
             # ruff's oldest target may be the closest it gets to an older Python the
@@ -134,6 +144,29 @@ def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | 
 
 
 def _declared_beside_ruff(file_text: Callable[[str], str | None]) -> DeclaredPython | None:
+    declared = _declared_by_specifier(file_text)
+    if declared is not None:
+        return declared
+    pyproject = load_toml(file_text("pyproject.toml")) or {}
+    project = pyproject.get("project")
+    setup_py = file_text("setup.py")
+    classified = (
+        _from_classifiers(_strings(project.get("classifiers")), "pyproject.toml")
+        if isinstance(project, Mapping)
+        else None
+    )
+    classified = classified or _from_classifiers(
+        _setup_cfg_classifiers(file_text("setup.cfg")), "setup.cfg"
+    )
+    classified = classified or _from_classifiers(_setup_py_strings(setup_py), "setup.py")
+    if classified is not None:
+        return classified
+    return _python_version_file(file_text(".python-version"))
+
+
+def _declared_by_specifier(file_text: Callable[[str], str | None]) -> DeclaredPython | None:
+    """The version specifier pip enforces: ``requires-python``, Poetry's ``python``,
+    ``python_requires`` in ``setup.cfg`` or ``setup.py``, the first found."""
     pyproject = load_toml(file_text("pyproject.toml")) or {}
     project = pyproject.get("project")
     if isinstance(project, Mapping):
@@ -147,22 +180,7 @@ def _declared_beside_ruff(file_text: Callable[[str], str | None]) -> DeclaredPyt
     declared = _from_spec(_setup_cfg(file_text("setup.cfg")), "python_requires", "setup.cfg")
     if declared is not None:
         return declared
-    setup_py = file_text("setup.py")
-    declared = _from_spec(_setup_py(setup_py), "python_requires", "setup.py")
-    if declared is not None:
-        return declared
-    classified = (
-        _from_classifiers(_strings(project.get("classifiers")), "pyproject.toml")
-        if isinstance(project, Mapping)
-        else None
-    )
-    classified = classified or _from_classifiers(
-        _setup_cfg_classifiers(file_text("setup.cfg")), "setup.cfg"
-    )
-    classified = classified or _from_classifiers(_setup_py_strings(setup_py), "setup.py")
-    if classified is not None:
-        return classified
-    return _python_version_file(file_text(".python-version"))
+    return _from_spec(_setup_py(file_text("setup.py")), "python_requires", "setup.py")
 
 
 def _ruff_target_version(table: Mapping[str, Any]) -> int | None:

@@ -535,6 +535,8 @@ def _finding(
     needs = newer[1] if newer is not None else int(added_in.group(1)) if added_in else None
     if needs is not None and in_tests and (collected_from(path) or 0) >= needs:
         return None  # a conftest.py has pytest skip this file on the older versions
+    if needs is not None and python is not None and (python.installs_from or 0) >= needs:
+        return None  # pip installs the project on no Python this fails on
     if code is None and _VERSION_SYNTAX.search(message):
         # valid Python, but not on every version the project supports: a bug for the
         # users of the oldest, unless the declaration is out of date
