@@ -390,10 +390,7 @@ def _guard_lines(source: str | None, line: int) -> list[int]:
                 visit(child, innermost_if)
 
     visit(tree, None)
-    if guard is None or any(isinstance(node, ast.Call) for node in ast.walk(guard.test)):
-        return []  # a test that calls out (``if slot.overlaps(other):``) has its answer elsewhere
-    test = guard.test
-    return list(range(test.lineno, (test.end_lineno or test.lineno) + 1))
+    return [] if guard is None else list(_test_lines(guard.test))
 
 
 @functools.lru_cache(maxsize=32)  # the symbol index and the raise guards read the same files
@@ -902,7 +899,7 @@ def _with_deciding_lines(suspects: list[Suspect], files: Mapping[str, str]) -> l
 @functools.lru_cache(maxsize=32)
 def _deciding_tests(source: str) -> dict[int, tuple[int, ...]]:
     """First line of each statement → the lines of the test of the innermost ``if`` whose
-    body or ``else`` holds it (tests that call out left out, as for a ``raise``)."""
+    body or ``else`` holds it, within its function (see :func:`_test_lines`)."""
     tree = _parse_source(source)
     found: dict[int, tuple[int, ...]] = {}
     if tree is None:
@@ -924,6 +921,8 @@ def _deciding_tests(source: str) -> dict[int, tuple[int, ...]]:
 
 
 def _test_lines(test: ast.expr) -> tuple[int, ...]:
+    """The lines of an ``if``'s test; none for a test that calls out (``if
+    slot.overlaps(other):``), whose answer is elsewhere."""
     if any(isinstance(node, ast.Call) for node in ast.walk(test)):
         return ()
     return tuple(range(test.lineno, (test.end_lineno or test.lineno) + 1))
