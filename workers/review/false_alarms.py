@@ -108,6 +108,8 @@ import re
 import tokenize
 from collections.abc import Iterator
 
+from workers.review.version_guards import int_tuple
+
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "compares_with_a_supported_python",
@@ -246,9 +248,7 @@ _EXPECTS_A_RAISE = frozenset(
 def _expects_a_raise(expression: ast.expr) -> bool:
     if not isinstance(expression, ast.Call):
         return False
-    func = expression.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name in _EXPECTS_A_RAISE
+    return _called_name(expression.func) in _EXPECTS_A_RAISE
 
 
 def _on_row(node: ast.stmt, row: int) -> bool:
@@ -670,16 +670,9 @@ def compares_with_a_supported_python(source: str, row: int, oldest_minor: int) -
         for node in ast.walk(tree)
         if isinstance(node, ast.Compare) and node.lineno == row
         for operand in (node.left, *node.comparators)
-        if (version := _int_tuple(operand)) is not None
+        if (version := int_tuple(operand)) is not None
     ]
     return any(v[:1] == (3,) and len(v) >= 2 and v[1] > oldest_minor for v in versions)
-
-
-def _int_tuple(node: ast.expr) -> tuple[int, ...] | None:
-    if not isinstance(node, ast.Tuple):
-        return None
-    values = [e.value for e in node.elts if isinstance(e, ast.Constant) and type(e.value) is int]
-    return tuple(values) if len(values) == len(node.elts) else None
 
 
 @functools.lru_cache(maxsize=16)  # ruff reports several lines per file

@@ -125,28 +125,26 @@ def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | 
     """The oldest Python the repository at hand declares, or None when it declares none.
 
     ``file_text(path)`` gives a root file's text (None when absent)."""
+    specified = _declared_by_specifier(file_text)
     found = ruff_config(file_text)
     if found is not None:
         name, table = found
         target = _ruff_target_version(table)
         if target is not None:
             ruffs = DeclaredPython(target, f'target-version = "py3{target}" in {name}')
-            specified = _declared_by_specifier(file_text)
             if specified is not None and specified.minor > target:
                 return replace(ruffs, installs_from=specified.minor)
             if target > OLDEST_MINOR:
                 return ruffs
             # ruff's oldest target may be the closest it gets to an older Python the
             # project declares (loguru: py37 for 3.5, "Ruff does not support it")
-            older = _declared_beside_ruff(file_text)
+            older = specified or _declared_otherwise(file_text)
             return older if older is not None and older.minor < target else ruffs
-    return _declared_beside_ruff(file_text)
+    return specified or _declared_otherwise(file_text)
 
 
-def _declared_beside_ruff(file_text: Callable[[str], str | None]) -> DeclaredPython | None:
-    declared = _declared_by_specifier(file_text)
-    if declared is not None:
-        return declared
+def _declared_otherwise(file_text: Callable[[str], str | None]) -> DeclaredPython | None:
+    """What ruff does not read: trove classifiers, then ``.python-version``."""
     pyproject = load_toml(file_text("pyproject.toml")) or {}
     project = pyproject.get("project")
     setup_py = file_text("setup.py")

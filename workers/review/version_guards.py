@@ -38,7 +38,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Guarantee", "collected_from", "guarantee_at", "runs_only_where_defined"]
+__all__ = ["Guarantee", "collected_from", "guarantee_at", "int_tuple", "runs_only_where_defined"]
 
 # What an exception handler must name to catch the NameError of a missing builtin.
 _CATCHES_NAME_ERROR = frozenset({"NameError", "Exception", "BaseException"})
@@ -266,7 +266,7 @@ class _Reader:
                 return _NOTHING
             return self._compare(right, mirrored(), left)
         if self._version_info(left):
-            version = _int_tuple(right)
+            version = int_tuple(right)
             if version is None or len(version) < 2 or version[0] != 3:
                 return _NOTHING
             minor = version[1]
@@ -391,7 +391,8 @@ def _int(node: ast.AST | None) -> int | None:
     return None
 
 
-def _int_tuple(node: ast.expr) -> tuple[int, ...] | None:
+def int_tuple(node: ast.expr) -> tuple[int, ...] | None:
+    """A tuple of integer literals as written (``(3, 8)``), or None."""
     if not isinstance(node, ast.Tuple):
         return None
     values = [_int(e) for e in node.elts]
