@@ -608,8 +608,7 @@ def return_code_read(source: str, row: int) -> bool:
                 and isinstance(use.value, ast.Name)
                 and use.value.id in names
                 and use.lineno > after
-                for statement in _statements(scope.body)
-                for use in ast.walk(statement)
+                for use in ast.walk(scope)
             )
     return False
 
