@@ -784,6 +784,8 @@ def test_a_password_rule_on_a_placeholder_value_is_no_remark() -> None:
         'API_TOKEN = "changeme"\n'
         'PASSWORD = ""\n'
         'DB_PASSWORD = "hunter2-but-longer"\n'
+        # pyjwt 2.15's tests: a token with an empty signature, which no verifier accepts
+        'token = "eyJhbGciOiJSUzI1NiIsImtpZCI6InRlc3Qta2V5In0.e30."\n'
     )
     found = scan({"examples/app.py": ("", source)})
 
@@ -817,3 +819,52 @@ def test_syntax_older_than_where_pip_installs_from_is_no_remark() -> None:
         "ruff:unsupported-syntax"
     ]
     assert run_ruff({"a.py": source}, diff_of(changes), python=installs) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "remarks"),
+    [
+        # mako 1.4's exceptions.py renders its HTML traceback with a Mako template (and
+        # Django's remark still stands there: mako is not Django)
+        ("mako/exceptions.py", ["ruff:S308"]),
+        ("src/mako/exceptions.py", ["ruff:S308"]),
+        ("lib/django/utils/html.py", ["ruff:S702"]),
+        # a project that uses them gets both remarks
+        ("myapp/errors.py", ["ruff:S308", "ruff:S702"]),
+        # a module of the project that happens to share the name is not the library
+        ("myapp/mako/errors.py", ["ruff:S308", "ruff:S702"]),
+    ],
+)
+def test_a_librarys_own_package_is_not_warned_about_using_it(path: str, remarks: list[str]) -> None:
+    """Bandit's rules about a library's API are for the projects that use it: said to the
+    library's authors on its own source they are noise."""
+    source = (
+        "import mako.template\n"
+        "from django.utils.safestring import mark_safe\n\n\n"
+        "def page(text):\n"
+        '    return mako.template.Template("<p>${x}</p>").render(x=mark_safe(text))\n'
+    )
+    found = scan({path: ("", source)})
+
+    assert sorted(f.pattern for f in found if f.pattern in ("ruff:S308", "ruff:S702")) == remarks
+
+
+def test_sql_built_only_from_the_codes_own_constants_is_no_remark() -> None:
+    """sqlparse 0.6's benchmarks build queries from ``range`` counters; an ``IN`` list of
+    ``?`` marks is the way to pass a list to a driver. A query that takes what the caller
+    passes keeps its remark (see workers.review.constant_sql)."""
+    source = (
+        "def rows(cur, ids, table):\n"
+        '    marks = ",".join("?" * len(ids))\n'
+        '    cur.execute(f"SELECT * FROM t WHERE id IN ({marks})", ids)\n'
+        '    cur.execute(f"SELECT * FROM {table} WHERE id = 1")\n'
+        "\n\n"
+        "def nested_case_when(n):\n"
+        '    case = "1"\n'
+        "    for i in range(n):\n"
+        '        case = f"CASE WHEN x={i} THEN {case} ELSE NULL END"\n'
+        '    return f"SELECT {case} FROM t"\n'
+    )
+    found = scan({"pkg/store.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S608"] == [4]

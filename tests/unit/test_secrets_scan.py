@@ -136,6 +136,30 @@ def test_the_key_id_of_a_pre_signed_url_is_not_a_leak(line: str) -> None:
     ]
 
 
+SIGNED_JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
+    "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # pyjwt 2.15's tests: a token with an empty signature, to feed the decoder
+        'token = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.e30."',
+        'token = "eyJhbGciOiJSUzI1NiIsImtpZCI6InRlc3Qta2V5In0.e30."',
+        # "alg": "none" declares that nothing signs it
+        'auth_token = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0'
+        '.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9."',
+    ],
+)
+def test_an_unsigned_json_web_token_is_no_credential(line: str) -> None:
+    assert find_secrets(line) == []
+    # a signed one, named as a token or standing alone, still is
+    assert [h.rule.kind for h in find_secrets(f'token = "{SIGNED_JWT}"')] == ["jwt"]
+    assert [h.rule.kind for h in find_secrets(SIGNED_JWT)] == ["jwt"]
+
+
 def test_a_constant_that_looks_for_private_keys_is_not_a_key() -> None:
     assert find_secrets('_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"') == []
 

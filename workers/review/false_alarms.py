@@ -74,6 +74,12 @@ review, and reading a little more of the file settles them:
   ``required_db_features = {...}`` and ``ordering = [...]``, DRF's ``fields = [...]``,
   factory_boy's and marshmallow's options. A framework reads them once; no instance holds
   them as state to share by mistake.
+- Bandit's rules about one library's API (``S702`` Mako templates, ``S308`` Django's
+  ``mark_safe``, ``S506`` PyYAML's ``load``, ``S601`` paramiko's ``exec_command``, …) in
+  that library's own package: they warn the projects that use it, and said to its
+  authors on its source (mako 1.4 renders its HTML traceback page with a Mako template)
+  they are noise. The package is the path's first directory, or the one under ``src/``
+  or ``lib/``; a module of another project that shares the name is deeper than that.
 
 And three are right about the code but wrong about its weight:
 
@@ -112,17 +118,20 @@ from workers.review.version_guards import int_tuple
 
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
+    "LIBRARY_RULES",
     "compares_with_a_supported_python",
     "defines_names_at_run_time",
     "escapes_every_value",
     "harmless_redefinition",
     "in_a_meta_class",
     "in_an_assert",
+    "in_the_librarys_own_package",
     "in_type_comments",
     "loads_with_its_own_loader",
     "loop_variable_read_after",
     "mutated_nowhere_in_the_file",
     "not_djangos_extra",
+    "parse_source",
     "raises_on_purpose",
     "reraises_a_handled_exception",
     "return_code_read",
@@ -172,7 +181,7 @@ def not_djangos_extra(source: str, row: int) -> bool:
 
 def _calls_on(source: str, row: int) -> list[ast.Call]:
     """The calls whose text spans ``row`` (none in a file that does not parse)."""
-    tree = _parse(source)
+    tree = parse_source(source)
     return (
         [
             node
@@ -197,7 +206,7 @@ def raises_on_purpose(source: str, row: int) -> bool:
     """Whether ``row`` holds an expression standing alone as a statement directly in the
     body of a ``try`` that has an ``except`` (not only a ``finally``), or one that divides
     by a literal zero."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return False
     for node in ast.walk(tree):
@@ -271,7 +280,7 @@ def reraises_a_handled_exception(source: str, row: int) -> bool:
     """Whether the bare ``raise`` on ``row`` runs only while an exception is handled: it
     sits under an ``if`` whose test asks ``sys.exc_info()`` or ``sys.exception()``, or in
     a function that is handed the exception (see the module docstring)."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return False
     for node in ast.walk(tree):
@@ -311,7 +320,7 @@ _NAMESPACES = frozenset({"vars", "globals", "locals"})
 def defines_names_at_run_time(source: str) -> bool:
     """Whether the module writes into its own namespace: ``vars().update(…)`` (also
     ``globals()``/``locals()``) or an assignment to ``globals()[…]``."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return False
     for node in ast.walk(tree):
@@ -372,7 +381,7 @@ def _type_comments(source: str) -> str:
 def in_a_meta_class(source: str, row: int) -> bool:
     """Whether ``row`` is an assignment directly in the body of a class named ``Meta``
     that is nested in another class."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return False
     for outer in ast.walk(tree):
@@ -389,7 +398,7 @@ def in_a_meta_class(source: str, row: int) -> bool:
 
 def _scopes(source: str) -> list[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef]:
     """The module and every function in it (none for a file that does not parse)."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return []
     return [
@@ -482,7 +491,7 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
     """Whether ruff's F811 ``message`` on ``row`` is a parameter named like the unused
     import (a pytest fixture taken in), or the name was first bound by ``importorskip``."""
     match = _REDEFINED.search(message)
-    tree = _parse(source) if match else None
+    tree = parse_source(source) if match else None
     if match is None or tree is None:
         return False
     name, first = match.group(1), int(match.group(2))
@@ -513,7 +522,7 @@ def _called_name(func: ast.expr) -> str | None:
 def loads_with_its_own_loader(source: str, row: int) -> bool:
     """Whether every ``….load(…)`` call spanning ``row`` is given a ``Loader`` that is
     neither ``yaml.X`` nor a name imported from ``yaml``."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return False
     from_yaml = {"yaml"}  # the module's own names, and the names taken from it
@@ -557,7 +566,7 @@ def mutated_nowhere_in_the_file(source: str, row: int) -> bool:
     """Whether the class attribute assigned on ``row`` (in a class body) is never changed
     in place anywhere in the file through an attribute of its name (``self.x.append``,
     ``cls.x[k] = v``, ``Klass.x += …``). False when ``row`` is no such assignment."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return False
     names: set[str] = set()
@@ -638,7 +647,7 @@ def _escaped_text(node: ast.expr) -> bool:
 
 def strings_on(source: str, row: int) -> list[str]:
     """The string literals that start on ``row`` (none in a file that does not parse)."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return []
     return [
@@ -650,7 +659,7 @@ def strings_on(source: str, row: int) -> list[str]:
 
 def in_an_assert(source: str, row: int) -> bool:
     """Whether ``row`` is part of an ``assert`` statement."""
-    tree = _parse(source)
+    tree = parse_source(source)
     return tree is not None and any(
         isinstance(node, ast.Assert) and node.lineno <= row <= (node.end_lineno or node.lineno)
         for node in ast.walk(tree)
@@ -661,7 +670,7 @@ def compares_with_a_supported_python(source: str, row: int, oldest_minor: int) -
     """Whether a comparison on ``row`` holds a version tuple ``(3, N, …)`` with N newer
     than ``oldest_minor``: a check that Pythons the project supports answer both ways, so
     no branch of it is dead code."""
-    tree = _parse(source)
+    tree = parse_source(source)
     if tree is None:
         return False
     versions = [
@@ -675,7 +684,9 @@ def compares_with_a_supported_python(source: str, row: int, oldest_minor: int) -
 
 
 @functools.lru_cache(maxsize=16)  # ruff reports several lines per file
-def _parse(source: str) -> ast.Module | None:
+def parse_source(source: str) -> ast.Module | None:
+    """The module's tree, or None for text that does not parse; cached, since ruff reports
+    several lines of one file and each reader here asks."""
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -704,3 +715,31 @@ def _runs_on(literal: re.Match[str], edge: re.Pattern[str]) -> bool:
     if "r" in literal.group("prefix").lower():  # a raw string has no escapes
         body = body.replace("\\", "\x00")
     return edge.search(body) is not None
+
+
+# Bandit's rules that are about one library's API, and that library's import name.
+LIBRARY_RULES: dict[str, str] = {
+    "S201": "flask",
+    "S308": "django",
+    "S506": "yaml",
+    "S507": "paramiko",
+    "S508": "pysnmp",
+    "S509": "pysnmp",
+    "S601": "paramiko",
+    "S610": "django",
+    "S611": "django",
+    "S701": "jinja2",
+    "S702": "mako",
+    "S704": "markupsafe",
+}
+_SOURCE_ROOTS = frozenset({"src", "lib"})
+
+
+def in_the_librarys_own_package(path: str, code: str) -> bool:
+    """Whether a rule about a library's API is on a file of that library's own package
+    (``mako/exceptions.py``, ``src/django/utils/html.py``)."""
+    library = LIBRARY_RULES.get(code)
+    parts = path.split("/")
+    if parts[0] in _SOURCE_ROOTS:
+        parts = parts[1:]
+    return library is not None and len(parts) > 1 and parts[0] == library

@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from workers.code_paths import is_test_path
+from workers.review.constant_sql import built_from_constants
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     compares_with_a_supported_python,
@@ -38,6 +39,7 @@ from workers.review.false_alarms import (
     harmless_redefinition,
     in_a_meta_class,
     in_an_assert,
+    in_the_librarys_own_package,
     in_type_comments,
     loads_with_its_own_loader,
     loop_variable_read_after,
@@ -52,7 +54,7 @@ from workers.review.false_alarms import (
     strings_on,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding
-from workers.review.secrets_scan import is_placeholder, names_a_secret
+from workers.review.secrets_scan import is_placeholder, is_unsigned_jwt, names_a_secret
 from workers.review.version_guards import runs_only_where_defined
 
 if TYPE_CHECKING:
@@ -521,6 +523,8 @@ def _finding(
         or (code == "PLW1510" and return_code_read(text, row))
         or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
+        or (code is not None and in_the_librarys_own_package(path, code))
+        or (code == "S608" and built_from_constants(text, row, column))
         or (
             code == "UP036"
             and python is not None
@@ -615,9 +619,10 @@ def _defined_elsewhere(text: str, message: str, python: DeclaredPython | None) -
 
 def _only_placeholders(text: str, row: int) -> bool:
     """Ruff's hardcoded-password rules on a row whose string literals are all placeholders
-    (``SECRET_KEY = "secret"`` in an example app), as the secret scanner reads values."""
+    (``SECRET_KEY = "secret"`` in an example app) or tokens nothing signed, as the secret
+    scanner reads values."""
     values = strings_on(text, row)
-    return bool(values) and all(is_placeholder(value) for value in values)
+    return bool(values) and all(is_placeholder(v) or is_unsigned_jwt(v) for v in values)
 
 
 def _names_no_secret(message: str) -> bool:

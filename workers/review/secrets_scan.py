@@ -8,6 +8,9 @@ module: messages, fingerprints and the text embedded into memory carry a redacte
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import math
 import re
 from collections import Counter
@@ -220,6 +223,22 @@ def is_placeholder(value: str) -> bool:
     )
 
 
+def is_unsigned_jwt(value: str) -> bool:
+    """Whether a value is a JSON Web Token that nothing signed: an empty signature, or a
+    header that says ``"alg": "none"``. No correct verifier accepts it, so it grants
+    nothing; tests build them to feed a decoder (pyjwt 2.15: ``"eyJhbGciOiJub25lIi…e30."``)."""
+    parts = value.split(".")
+    if len(parts) != 3:
+        return False
+    try:
+        header = json.loads(base64.urlsafe_b64decode(parts[0] + "=" * (-len(parts[0]) % 4)))
+    except (binascii.Error, ValueError):
+        return False
+    if not isinstance(header, dict) or "alg" not in header:
+        return False
+    return not parts[2] or str(header["alg"]).lower() == "none"
+
+
 def shannon_entropy(text: str) -> float:
     """Bits per character: random keys score high, words and placeholders low."""
     if not text:
@@ -246,6 +265,8 @@ def find_secrets(text: str) -> list[SecretHit]:
             if rule.min_entropy and shannon_entropy(value) < rule.min_entropy:
                 continue
             if rule.kind not in ("private-key",) and _PLACEHOLDER.search(value):
+                continue
+            if rule.kind in ("jwt", "generic-secret") and is_unsigned_jwt(value):
                 continue
             if rule.kind == "aws-access-key" and _PRE_SIGNED.search(
                 text, max(0, start - 40), start
