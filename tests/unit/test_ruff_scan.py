@@ -868,3 +868,27 @@ def test_sql_built_only_from_the_codes_own_constants_is_no_remark() -> None:
     found = scan({"pkg/store.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:S608"] == [4]
+
+
+def test_a_loop_function_run_in_its_own_iteration_is_no_remark() -> None:
+    """mistune 3.4's tests: ``def render(size)`` made per case and handed to a helper that
+    runs it then. Outside test code a function handed over keeps its remark (the callee
+    may keep it), and one kept in a list keeps it everywhere."""
+    source = (
+        "def check(cases, helper, kept):\n"
+        "    for case in cases:\n"
+        "        def render(size):\n"
+        "            return case.unit * size\n"
+        "        helper(render)\n"
+        "        def build():\n"
+        "            return case.name\n"
+        "        build()\n"
+        "        def later():\n"
+        "            return case.path\n"
+        "        kept.append(later)\n"
+    )
+    in_tests = scan({"tests/test_render.py": ("", source)})
+    shipped = scan({"pkg/render.py": ("", source)})
+
+    assert [f.line for f in in_tests if f.pattern == "ruff:B023"] == [10]
+    assert [f.line for f in shipped if f.pattern == "ruff:B023"] == [4, 10]

@@ -18,11 +18,15 @@ AWS = "AKIA" + "Q3EGRTZNVK7XJ4PL"
 GH = "ghp_" + "a8Kd93LmQz0PvX7rT2nB5cW1yE6uJ4hF9sGk"
 
 
-def _diff(added: list[str], context: list[str] = ()) -> DiffModel:  # type: ignore[assignment]
+def _diff(
+    added: list[str],
+    context: list[str] = (),  # type: ignore[assignment]
+    path: str = "settings.py",
+) -> DiffModel:
     body = [f" {c}" for c in context] + [f"+{a}" for a in added]
     header = f"@@ -1,{len(context)} +1,{len(context) + len(added)} @@"
     return DiffModel.from_github_files(
-        [{"filename": "settings.py", "status": "modified", "patch": "\n".join([header, *body])}]
+        [{"filename": path, "status": "modified", "patch": "\n".join([header, *body])}]
     )
 
 
@@ -162,6 +166,40 @@ def test_an_unsigned_json_web_token_is_no_credential(line: str) -> None:
 
 def test_a_constant_that_looks_for_private_keys_is_not_a_key() -> None:
     assert find_secrets('_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"') == []
+
+
+def test_a_key_in_a_web_page_is_a_client_side_key() -> None:
+    """w3lib 2.5 saves web pages for its benchmarks: Datadog's client token and Google's
+    browser keys, served to every visitor. What a page holds is public by design; a key of
+    a known kind there is still a leak (a live Stripe secret key has no business in one)."""
+    page = (
+        '<script>window.cfg = {"datadogClientToken":"lcbf57916rm5qnjm3607k233w8392090vls",'
+        '"googleMapsApiKey":"CYekEfC9i7NoP7CRpfPtba-LQ0YMlOTLoxHfMV9"};</script>'
+    )
+    stripe = "<script>Stripe('" + "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dcQ3r8')</script>"
+    for path in ("tests/pages/no-base.html", "site/index.htm"):
+        assert scan_secrets(_diff([page], path=path)) == []
+        assert [f.pattern for f in scan_secrets(_diff([stripe], path=path))] == [
+            "secrets:stripe-key"
+        ]
+    assert [f.pattern for f in scan_secrets(_diff([page], path="app/config.js"))] == [
+        "secrets:generic-secret"
+    ]
+    assert redact_secrets(page).count("[REDACTED generic-secret]") == 2  # never sent on
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        # w3lib's URL test cases; passwords at the top of every list of the most used ones
+        "http://Åsa:abc123@➡.ws:81/admin",
+        "ftp://user:qwerty@files.acme.io/",
+        "https://bob:letmein@intranet.acme.io/",
+        "https://tomcat:changeit@keystore.acme.io/",
+    ],
+)
+def test_a_password_everyone_knows_is_not_a_leak(url: str) -> None:
+    assert find_secrets(url) == []
 
 
 def test_only_added_lines_are_scanned() -> None:

@@ -54,6 +54,7 @@ from workers.review.false_alarms import (
     strings_on,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding
+from workers.review.loop_closures import used_in_its_iteration
 from workers.review.secrets_scan import is_placeholder, is_unsigned_jwt, names_a_secret
 from workers.review.version_guards import runs_only_where_defined
 
@@ -525,6 +526,7 @@ def _finding(
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
+        or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
         or (
             code == "UP036"
             and python is not None
@@ -630,6 +632,13 @@ def _names_no_secret(message: str) -> bool:
     scanner reads names, does not say it holds a secret (``token_placement``)."""
     match = _PASSWORD_NAME.search(message)
     return match is not None and not names_a_secret(match.group(1))
+
+
+def _run_in_its_iteration(text: str, row: int, in_tests: bool) -> bool:
+    """B023 on a function only called in the iteration that made it, or in test code also
+    handed to helpers that run it then (see workers.review.loop_closures)."""
+    use = used_in_its_iteration(text, row)
+    return use == "called" or (use == "passed" and in_tests)
 
 
 def _loop_variable_kept(text: str, row: int, message: str) -> bool:

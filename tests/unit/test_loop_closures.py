@@ -1,0 +1,114 @@
+"""B023 on functions used up in the iteration that made them: read off the source."""
+
+from __future__ import annotations
+
+import pytest
+
+from workers.review.loop_closures import used_in_its_iteration
+
+SOURCE = """\
+def called(cases):
+    for case in cases:
+        def check(n):
+            return case.build(n)
+        check(1)
+        check(2)
+
+
+def passed(self, cases):
+    for case in cases:
+        with self.subTest(case=case):
+            def render(size):
+                return case.unit * size
+            assert_near_linear(self, render, 1500, 3000)
+            run(fn=lambda: case.unit)
+
+
+def kept(cases, callbacks):
+    for case in cases:
+        def later():
+            return case.name
+        callbacks.append(later)
+        store = lambda: case.name
+    return store
+
+
+def decorated(app, cases):
+    for case in cases:
+        @app.route(case.path)
+        def view():
+            return case.body
+
+
+def after_the_loop(cases):
+    for case in cases:
+        def last():
+            return case.name
+    else:
+        last()
+    return last()
+
+
+def returned(cases):
+    for case in cases:
+        def first():
+            return case.name
+        return first
+
+
+def lambda_called(cases):
+    for case in cases:
+        get = lambda: case.name
+        print(get())
+
+
+def same_name_elsewhere(cases):
+    for case in cases:
+        def check():
+            return case.name
+        check()
+    for other in cases:
+        def check():
+            return other.name
+        handlers = [check]
+    return handlers
+"""
+LINES = SOURCE.splitlines()
+
+
+def _row(text: str, nth: int = 0) -> int:
+    rows = [number for number, line in enumerate(LINES, start=1) if text in line]
+    return rows[nth]
+
+
+@pytest.mark.parametrize(
+    ("text", "use"),
+    [
+        ("return case.build(n)", "called"),
+        ("return case.unit * size", "passed"),
+        ("run(fn=lambda: case.unit)", "passed"),
+        ("get = lambda: case.name", "called"),
+    ],
+)
+def test_a_function_run_in_its_iteration(text: str, use: str) -> None:
+    assert used_in_its_iteration(SOURCE, _row(text)) == use
+
+
+@pytest.mark.parametrize(
+    ("text", "nth"),
+    [
+        ("return case.name", 0),  # appended to a list that outlives the loop
+        ("store = lambda: case.name", 0),  # returned after the loop
+        ("return case.body", 0),  # a decorator may register it
+        ("return case.name", 1),  # called in the loop's else and after it
+        ("return case.name", 2),  # returned
+        ("return case.name", 3),  # another function of that name is kept
+    ],
+)
+def test_a_function_that_may_outlive_its_iteration(text: str, nth: int) -> None:
+    assert used_in_its_iteration(SOURCE, _row(text, nth)) is None
+
+
+def test_no_loop_or_no_parse_is_not_read() -> None:
+    assert used_in_its_iteration("def f():\n    return x\n", 2) is None
+    assert used_in_its_iteration("def f(:\n", 1) is None

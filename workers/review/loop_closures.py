@@ -1,0 +1,192 @@
+"""``B023`` (a function that does not bind a loop variable) on one used up in its iteration.
+
+The bug B023 is about is late binding: a function made in a loop reads the loop's
+variables when it runs, so one kept and run after the loop has moved on sees the last
+values. A function that is only run in the iteration that made it sees its own. Ruff
+flags both. Tests make them all the time: a case loop, ``with self.subTest(…)``, a
+``def render(size): return md(unit * size)`` handed to a helper that runs it then
+(mistune 3.4, tornado 6.6, wrapt 2.5: every B023 of those releases).
+
+- A function that is only called in the loop body is run there: no remark anywhere.
+- One that is also passed to a call (``assert_near_linear(self, render, …)``) is run in
+  the iteration unless the callee keeps it (a callback registry, a thread). In test code
+  the helpers run what they are handed; elsewhere the remark stays.
+
+Anything else keeps the remark: the function decorated (a decorator may register it),
+stored, returned, yielded, put in a container, or named after the loop.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Literal
+
+from workers.review.false_alarms import parse_source
+
+__all__ = ["used_in_its_iteration"]
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+_Loop = ast.For | ast.AsyncFor | ast.While
+Use = Literal["called", "passed"]
+# Calls that keep what they are handed for later (containers, callback registries,
+# threads, lazy iterators): a function handed to one may run after the loop.
+_KEEPERS = frozenset(
+    {
+        "append",
+        "appendleft",
+        "extend",
+        "insert",
+        "add",
+        "setdefault",
+        "put",
+        "put_nowait",
+        "register",
+        "connect",
+        "subscribe",
+        "on",
+        "submit",
+        "add_done_callback",
+        "add_callback",
+        "call_soon",
+        "call_later",
+        "call_at",
+        "callLater",
+        "addCleanup",
+        "addfinalizer",
+        "Thread",
+        "Timer",
+        "partial",
+        "map",
+        "filter",
+    }
+)
+
+
+def used_in_its_iteration(source: str, row: int) -> Use | None:
+    """How the function that B023 reported on ``row`` is used: ``"called"`` when only
+    called in its loop's body, ``"passed"`` when also handed to calls there, None when it
+    may outlive the iteration (or the place is not read)."""
+    tree = parse_source(source)
+    if tree is None:
+        return None
+    parents = _parents(source)
+    if parents is None:
+        return None
+    chain = _functions_around(tree, row, parents)
+    if not chain:
+        return None
+    worst: Use = "called"
+    for function in chain:
+        use = _use(function, parents, tree)
+        if use is None:
+            return None
+        if use == "passed":
+            worst = "passed"
+    return worst
+
+
+@functools.lru_cache(maxsize=16)  # ruff reports several rows of one file
+def _parents(source: str) -> dict[int, ast.AST] | None:
+    tree = parse_source(source)
+    if tree is None:
+        return None
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _functions_around(tree: ast.Module, row: int, parents: dict[int, ast.AST]) -> list[_Function]:
+    """The functions that hold ``row`` up to the innermost loop around them, innermost
+    first; none when no loop holds them."""
+    holding = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, _Function) and node.lineno <= row <= (node.end_lineno or node.lineno)
+    ]
+    chain: list[_Function] = []
+    # a function nested in another starts after it
+    node: ast.AST | None = max(holding, key=lambda f: (f.lineno, f.col_offset), default=None)
+    while node is not None:
+        if isinstance(node, _Function):
+            chain.append(node)
+        elif isinstance(node, _Loop):
+            return chain
+        node = parents.get(id(node))
+    return []
+
+
+def _use(function: _Function, parents: dict[int, ast.AST], tree: ast.Module) -> Use | None:
+    """How one function is used where it is made."""
+    parent = parents.get(id(function))
+    if isinstance(function, ast.Lambda):
+        if isinstance(parent, ast.Call) and function is parent.func:
+            return "called"
+        if _handed_over(function, parents):
+            return "passed"
+        if (
+            isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+        ):
+            return _uses_of(parent.targets[0].id, parent, parents, tree)
+        return None
+    if function.decorator_list:
+        return None
+    return _uses_of(function.name, function, parents, tree)
+
+
+def _uses_of(name: str, made: ast.AST, parents: dict[int, ast.AST], tree: ast.Module) -> Use | None:
+    """How a name bound in a loop body is used: every load of it must be in that loop's
+    body, where it was made, and be a call or an argument of one."""
+    loop = parents.get(id(made))
+    while loop is not None and not isinstance(loop, _Loop):
+        if isinstance(loop, _Function):
+            return None  # made in a function inside the loop: not this shape
+        loop = parents.get(id(loop))
+    if loop is None:
+        return None
+    scope: ast.AST = tree
+    step = parents.get(id(loop))
+    while step is not None:
+        if isinstance(step, ast.FunctionDef | ast.AsyncFunctionDef):
+            scope = step
+            break
+        step = parents.get(id(step))
+    use: Use = "called"
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Name) or node.id != name or node is made:
+            continue
+        if isinstance(node.ctx, ast.Store) and node is not getattr(made, "targets", [None])[0]:
+            return None  # the name is bound again: this cannot follow which value runs
+        if not isinstance(node.ctx, ast.Load):
+            continue
+        if not _in_loop_body(node, loop, parents):
+            return None
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            continue
+        if _handed_over(node, parents):
+            use = "passed"
+            continue
+        return None
+    return use
+
+
+def _handed_over(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``node`` is an argument of a call that does not keep it for later."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(id(parent))
+    if not isinstance(parent, ast.Call) or parent.func is node:
+        return False
+    func = parent.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name not in _KEEPERS
+
+
+def _in_loop_body(node: ast.AST, loop: _Loop, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``node`` is in the loop's body (not its ``else:``, which runs after the
+    last iteration)."""
+    step: ast.AST | None = node
+    while step is not None and parents.get(id(step)) is not loop:
+        step = parents.get(id(step))
+    return step is not None and any(step is statement for statement in loop.body)
