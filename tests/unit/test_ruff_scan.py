@@ -892,3 +892,46 @@ def test_a_loop_function_run_in_its_own_iteration_is_no_remark() -> None:
 
     assert [f.line for f in in_tests if f.pattern == "ruff:B023"] == [10]
     assert [f.line for f in shipped if f.pattern == "ruff:B023"] == [4, 10]
+
+
+def test_a_remark_on_code_a_removed_line_of_its_hunk_already_had_is_not_made() -> None:
+    """tornado 6.6 modernised its annotations: ``ax_attrs: List[str] = [...]`` became
+    ``list[str]``, and the mutable default the team merged years ago was "new". The
+    same default written afresh, or one the changed line adds, is new."""
+    old = (
+        "def redirect(uri=None, ax_attrs=['name', 'email', 'language']):\n"
+        "    return uri, ax_attrs\n"
+    )
+    new = (
+        "def redirect(uri: str = None, ax_attrs=['name', 'email', 'language']):\n"
+        "    return uri, ax_attrs\n"
+        "\n\n"
+        "def again(ax_attrs=['name', 'email', 'language']):\n"
+        "    return ax_attrs\n"
+    )
+    newer = "def redirect(uri=None, ax_attrs=['name', 'email', 'language'], seen=[]):\n"
+
+    assert [f.line for f in scan({"a.py": (old, new)}) if f.pattern == "ruff:B006"] == [5]
+    found = scan({"a.py": (old, newer + "    return uri, ax_attrs\n")})
+    assert [f.line for f in found if f.pattern == "ruff:B006"] == [1]  # seen=[] is new
+
+
+def test_a_long_flagged_text_new_to_its_hunk_keeps_its_remark() -> None:
+    old = "def f(a):\n    return a\n"
+    new = "def f(a, ax_attrs=['name', 'email', 'language']):\n    return a, ax_attrs\n"
+
+    assert [f.line for f in scan({"a.py": (old, new)}) if f.pattern == "ruff:B006"] == [1]
+
+
+def test_a_short_flagged_text_is_old_on_the_old_line_of_the_same_name() -> None:
+    """tornado 6.6: ``_pending_tasks: Set[Future] = set()`` became ``set[Future]``; the
+    RUF012 on ``set()`` is as old as the attribute. A new attribute's ``set()`` is new."""
+    old = "from typing import Set\n\n\nclass Loop:\n    _pending_tasks: Set[object] = set()\n"
+    new = (
+        "class Loop:\n"
+        "    _pending_tasks: set[object] = set()\n"
+        "    _done_tasks: set[object] = set()\n"
+    )
+    found = scan({"loop.py": (old, new)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF012"] == [3]

@@ -14,6 +14,7 @@ it as a GitHub suggestion, so accepting the remark is one click.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib.util
 import json
@@ -30,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from workers.code_paths import is_test_path
+from workers.review.base_text import text_before
 from workers.review.constant_sql import built_from_constants
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
@@ -53,7 +55,7 @@ from workers.review.false_alarms import (
     split_inside_a_sentence,
     strings_on,
 )
-from workers.review.findings import UNCHANGED_PLACES, Finding
+from workers.review.findings import UNCHANGED_PLACES, Finding, Side
 from workers.review.loop_closures import used_in_its_iteration
 from workers.review.secrets_scan import is_placeholder, is_unsigned_jwt, names_a_secret
 from workers.review.version_guards import runs_only_where_defined
@@ -324,22 +326,21 @@ def run_ruff(
             raise ValueError(f"not a ruff rule code or prefix: {code!r}")
 
     command = ruff_command()
-    with tempfile.TemporaryDirectory(prefix="kaizen-ruff-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="kaizen-ruff-") as tmp,
+        tempfile.TemporaryDirectory(prefix="kaizen-ruff-base-") as base_tmp,
+    ):
         root = Path(tmp).resolve()
-        written: dict[str, str] = {}  # absolute path in the copy → repository path
-        for path, (text, _entry) in wanted.items():
-            target = root.joinpath(*PurePosixPath(path).parts)
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                # newline="" keeps the file's own line endings, so ruff's rows and
-                # columns match the text the suggestions are computed from.
-                with target.open("w", encoding="utf-8", errors="replace", newline="") as fh:
-                    fh.write(text)
-            except OSError:  # a/b.py next to a/b.py/c.py, over-long names, …
-                continue
-            written[str(target)] = path
+        written = _write(root, {path: text for path, (text, _entry) in wanted.items()})
         if not written:
             return []
+        # the changed files as they were, to tell what the change wrote from what it touched
+        before = {
+            path: was
+            for path, (text, entry) in wanted.items()
+            if entry.removed and (was := text_before(text, entry)) is not None
+        }
+        base = _write(Path(base_tmp).resolve(), before)
         args = [
             *command,
             "check",
@@ -355,7 +356,7 @@ def run_ruff(
         if ignored:
             args.append(f"--ignore={','.join(ignored)}")
         # "--" so that a file named "-x.py" is never read as an option.
-        args += ["--", *(os.path.relpath(p, root) for p in written)]
+        args += ["--", *(os.path.relpath(p, root) for p in written), *base]
         diagnostics = _run(args, root, timeout_s)
 
         findings: dict[tuple[str, int, str], Finding] = {}
@@ -366,8 +367,17 @@ def run_ruff(
         compiles_from: dict[str, int] = {}
         # (path, name): an "undefined" name the untouched lines of the file already use
         used_undefined: set[tuple[str, str]] = set()
+        # the same remark, before and after, per hunk: see _old_remarks
+        removed_had: dict[_Remark, list[str]] = {}
+        added_has: dict[tuple[str, int, str], list[tuple[_Remark, str] | None]] = {}
         for item in diagnostics:
             filename = str(item.get("filename") or "")
+            if filename in base:
+                entry = wanted[base[filename]][1]
+                remark = _remark(entry, item, "LEFT", before[base[filename]])
+                if remark is not None:
+                    removed_had.setdefault(remark[0], []).append(remark[1])
+                continue
             repo_path = written.get(filename) or written.get(str((root / filename).resolve()))
             if repo_path is None:
                 continue
@@ -375,7 +385,9 @@ def run_ruff(
             in_tests = is_test_path(repo_path, test_roots)
             finding = _finding(repo_path, text, entry, item, python, in_tests, floor_of)
             if finding is not None:
-                findings.setdefault((repo_path, finding.line, finding.pattern), finding)
+                key = (repo_path, finding.line, finding.pattern)
+                findings.setdefault(key, finding)
+                added_has.setdefault(key, []).append(_remark(entry, item, "RIGHT", text))
             elif _row_col(item.get("location"))[0] not in entry.added:
                 unchanged[repo_path, str(item.get("code") or "")] += 1
                 needs = _syntax_needs(str(item.get("message") or ""))
@@ -384,15 +396,94 @@ def run_ruff(
                 undefined = _UNDEFINED_NAME.search(str(item.get("message") or ""))
                 if item.get("code") == "F821" and undefined:
                     used_undefined.add((repo_path, undefined.group(1)))
+    old = _old_remarks(added_has, removed_had)
     return sorted(
         (
             _with_unchanged(f, unchanged)
-            for f in findings.values()
-            if not _no_older_than_the_file(f, compiles_from)
+            for key, f in findings.items()
+            if key not in old
+            and not _no_older_than_the_file(f, compiles_from)
             and not _undefined_here_before(f, used_undefined)
         ),
         key=lambda f: (f.path, f.line, f.pattern),
     )
+
+
+def _write(root: Path, texts: Mapping[str, str]) -> dict[str, str]:
+    """The texts written under ``root`` at their repository paths: absolute path →
+    repository path, for those that could be written."""
+    written: dict[str, str] = {}
+    for path, text in texts.items():
+        target = root.joinpath(*PurePosixPath(path).parts)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # newline="" keeps the file's own line endings, so ruff's rows and
+            # columns match the text the suggestions are computed from.
+            with target.open("w", encoding="utf-8", errors="replace", newline="") as fh:
+                fh.write(text)
+        except OSError:  # a/b.py next to a/b.py/c.py, over-long names, …
+            continue
+        written[str(target)] = path
+    return written
+
+
+# A remark as it is matched across the change: path, hunk, rule code, ruff's message, and
+# for bandit's rules the flagged text as well.
+_Remark = tuple[str, int, str, str, str]
+
+
+def _remark(
+    entry: FileChange, item: Mapping[str, Any], side: Side, text: str
+) -> tuple[_Remark, str] | None:
+    """A diagnostic on a changed line, as it is matched across the change, with the text
+    of its line; None for one on a line the change left alone, or a syntax error."""
+    row, column = _row_col(item.get("location"))
+    end_row, end_column = _row_col(item.get("end_location"))
+    code = str(item.get("code") or "")
+    line = entry.line(side, row)
+    if not _RULE_CODE.fullmatch(code) or line is None or line.kind == " ":
+        return None
+    flagged = ""
+    if code.startswith("S"):  # a security remark stands on the code it flags
+        lines = text.splitlines()
+        if end_row != row or not 0 < row <= len(lines):
+            return None
+        flagged = " ".join(lines[row - 1][max(column - 1, 0) : max(end_column - 1, 0)].split())
+    message = str(item.get("message") or "")
+    return (entry.path, line.hunk, code, message, flagged), line.text
+
+
+def _old_remarks(
+    added_has: Mapping[tuple[str, int, str], list[tuple[_Remark, str] | None]],
+    removed_had: Mapping[_Remark, list[str]],
+) -> set[tuple[str, int, str]]:
+    """The findings whose remark a removed line of the same hunk already drew: the line
+    changed around it, the code it is about did not.
+
+    tornado 6.6 turned ``List[str]`` into ``list[str]`` across its annotations, and a
+    mutable default that had stood in ``ax_attrs: List[str] = ["name", "email", …]`` for
+    years became a B006 "on new code" (``_pending_tasks: Set[Future] = set()`` a RUF012,
+    ``timeout: Optional[float]`` in an async function an ASYNC109). The team merged them
+    long ago; the change did not write them. The same rule with the same message on a
+    removed line of the hunk (and, for bandit's rules, on the same code) is the old
+    remark; one removed line's remark makes one added line's old, the line most like it.
+    A finding is old when every diagnostic behind it is (a second mutable default added
+    to the line is new).
+    """
+    by_remark: dict[_Remark, list[tuple[tuple[str, int, str], str]]] = {}
+    for key, remarks in added_has.items():
+        for found in remarks:
+            if found is not None and found[0] in removed_had:
+                by_remark.setdefault(found[0], []).append((key, found[1]))
+    excused: Counter[tuple[str, int, str]] = Counter()
+    for remark, now in by_remark.items():
+        before = removed_had[remark]
+
+        def likeness(pair: tuple[tuple[str, int, str], str], before: list[str] = before) -> float:
+            return max(difflib.SequenceMatcher(None, pair[1], b).ratio() for b in before)
+
+        excused.update(key for key, _line in sorted(now, key=likeness, reverse=True)[: len(before)])
+    return {key for key, count in excused.items() if count == len(added_has[key])}
 
 
 def _undefined_here_before(finding: Finding, used: Collection[tuple[str, str]]) -> bool:
