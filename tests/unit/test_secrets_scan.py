@@ -97,6 +97,9 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         'cache_key = f"user:{user_id}:profile:{version}"',
         'verify_token="eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9..."',
         'SECRET_KEY = "django-insecure-CHANGE_ME_IN_PRODUCTION_1234"',
+        # an annotation written as a string (dulwich 1.2's signature.py)
+        'secret_keys: "Iterable[pysequoia.Tsk]" = (),',
+        'auth_token: "Optional[tokens.AccessToken]" = None,',
     ],
 )
 def test_names_and_values_that_hold_no_secret(line: str) -> None:

@@ -200,7 +200,9 @@ def names_a_secret(name: str) -> bool:
 _WORDY_VALUE = re.compile(
     r"^(?:[A-Za-z]+(?:[_\-. /:][A-Za-z]+)+"  # private-state-token, KUBEFLOW_SERVER_TOKEN
     r"|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+"  # IdTokenHttpNotFound, LlamaTokenizerFast
-    r"|[\w./-]+\.(?:json|ya?ml|toml|ini|cfg|txt|pem|key|crt|env|py|js|ts|html?))$"  # file
+    r"|[\w./-]+\.(?:json|ya?ml|toml|ini|cfg|txt|pem|key|crt|env|py|js|ts|html?)"  # file
+    # a type written as a string: secret_keys: "Iterable[pysequoia.Tsk]" (dulwich 1.2)
+    r"|[A-Za-z_][\w.]*\[[\w.\[\],|]*\])$"
 )
 
 
