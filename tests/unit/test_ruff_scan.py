@@ -935,3 +935,19 @@ def test_a_short_flagged_text_is_old_on_the_old_line_of_the_same_name() -> None:
     found = scan({"loop.py": (old, new)})
 
     assert [f.line for f in found if f.pattern == "ruff:RUF012"] == [3]
+
+
+def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
+    """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
+    a test keeps open on purpose; ruff's SIM115 is the same check."""
+    source = (
+        "def track(streams, *args):\n"
+        "    # pylint: disable-next=consider-using-with,unspecified-encoding\n"
+        "    stream = open(*args)\n"
+        "    streams.append(stream)\n"
+        "    other = open(*args)\n"
+        "    return stream, other\n"
+    )
+    found = scan({"pkg/track.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM115"] == [5]
