@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.fix_corpus import load_cases, reference_after, same_program  # noqa: E402
+from workers.fix.issue_hints import operator_hints  # noqa: E402
 from workers.fix.loop import MAX_SUSPECTS, FixBudget, FixLoop, python_files  # noqa: E402
 from workers.fix.planning import rank_in_tiers  # noqa: E402
 from workers.fix.types import Patch, Suspect  # noqa: E402
@@ -38,13 +39,21 @@ from workers.sandbox.select import choose_sandbox  # noqa: E402
 
 
 def position(
-    suspects: list[Suspect], files: dict[str, str], want: str, path: str, decay: float, cap: int
+    suspects: list[Suspect],
+    files: dict[str, str],
+    want: str,
+    path: str,
+    decay: float,
+    cap: int,
+    hints: dict[str, float] | None = None,
 ) -> int:
-    """1-based position of the reference fix in the plan, or ``cap + 1`` when beyond it."""
+    """1-based position of the reference fix in the plan, or ``cap + 1`` when beyond it.
+    ``hints`` are the issue's operator hints, as the fix loop weighs them."""
     top = max((s.score for s in suspects), default=1.0) or 1.0
+    boosts = hints or {}
 
     def weight(suspect: Suspect, patch: Patch) -> float:
-        return suspect.score / top * 0.5
+        return suspect.score / top * 0.5 * boosts.get(patch.operator, 1.0)
 
     for i, (_, patch) in enumerate(rank_in_tiers(suspects, files, weight, MAX_SUSPECTS, decay)):
         if i >= cap:
@@ -82,9 +91,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             files = python_files(checkout)
         want = reference_after(case)
+        hints = operator_hints(case.issue)
         row = {"case": case.name, "suspects": len(result.suspects)}
         for decay in decays:
-            row[str(decay)] = position(result.suspects, files, want, case.bug_file, decay, args.cap)
+            row[str(decay)] = position(
+                result.suspects, files, want, case.bug_file, decay, args.cap, hints
+            )
         rows.append(row)
         print(f"  {case.name:28} " + " ".join(f"{d}:{row[str(d)]:>3}" for d in decays), flush=True)
     summary = {}

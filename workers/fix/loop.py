@@ -56,6 +56,7 @@ from memory.types import Experience, Kind, Outcome, Signal
 from workers.fix import localize
 from workers.fix.environment import describe, environment_failures, repository_modules
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
+from workers.fix.issue_hints import operator_hints
 from workers.fix.operators import OPERATORS
 from workers.fix.planning import rank_in_tiers
 from workers.fix.targets import named_in, never_run, targets_of_named_code
@@ -743,7 +744,8 @@ class FixLoop:
         """Candidates, best first: LLM attempts placed by their learned score among the
         template candidates, which are ranked by suspect score times operator score, times
         :data:`SKILL_BOOST` for operators that fixed a similar enough issue before (the
-        LLM still sees every recalled skill); tied lines take turns
+        LLM still sees every recalled skill) and the hint boost for operators the issue's
+        words point at (:mod:`workers.fix.issue_hints`); tied lines take turns
         (:func:`~workers.fix.planning.rank_candidates`). The suspects past the first
         :data:`MAX_SUSPECTS` are ranked only once the first ones' candidates are used up."""
         skill_ops = Counter(
@@ -753,11 +755,12 @@ class FixLoop:
             and self._skill_similarity.get(s.id, 1.0) >= SKILL_MIN_SIMILARITY
         )
         top = max((s.score for s in ctx.suspects), default=1.0) or 1.0
+        hints = operator_hints(ctx.issue_text)
 
         def weight(suspect: Suspect, patch: Patch) -> float:
             theta = self._theta(ctx.repo, pattern_for(patch.operator, ctx.error_class))
             boost = SKILL_BOOST if skill_ops.get(patch.operator) else 1.0
-            return (suspect.score / top) * theta * boost
+            return (suspect.score / top) * theta * boost * hints.get(patch.operator, 1.0)
 
         ranked = rank_in_tiers(ctx.suspects, ctx.files, weight, MAX_SUSPECTS)
         llm_theta = self._theta(ctx.repo, pattern_for("fix:llm", ctx.error_class))
