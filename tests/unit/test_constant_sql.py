@@ -39,6 +39,11 @@ def wide(n, m):
     return "SELECT {} FROM t LIMIT {:d}".format(cols, LIMIT) + f" OFFSET {m:d}"
 
 
+def quoted(self, cur, table, name):
+    cur.execute("SELECT 1 FROM %s LIMIT 1" % self.quote_name(table))
+    cur.execute(f"SELECT * FROM t WHERE name = {conn.escape_string(name)}")
+
+
 def from_the_caller(cur, table, name):
     cur.execute(f"SELECT * FROM {table}")
     cur.execute("SELECT * FROM t WHERE name = '%s'" % name)
@@ -79,6 +84,8 @@ def _at(start: str) -> tuple[int, int]:
         '"DELETE FROM " + table',  # a loop over a tuple of literals
         'f"SELECT {case} FROM t"',  # built from itself, range counters and literals
         '"SELECT {} FROM t LIMIT',  # a range comprehension, int(), a numeric format
+        '"SELECT 1 FROM %s LIMIT 1"',  # quoted by the driver's function (pony's quote_name)
+        'f"SELECT * FROM t WHERE name = {conn',  # escaped
     ],
 )
 def test_a_query_filled_from_the_code_itself_is_constant(fragment: str) -> None:

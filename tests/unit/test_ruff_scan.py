@@ -951,3 +951,20 @@ def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     found = scan({"pkg/track.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:SIM115"] == [5]
+
+
+def test_an_attribute_read_for_its_getter_is_no_remark_in_tests_or_with_a_comment() -> None:
+    """kombu 5.7's ``channel.pool  # force sync pool creation``; wrapt reads ``fn.__doc__``
+    in a test to count a factory's calls. Without a word why, shipped code keeps B018."""
+    source = (
+        "def warm(channel, fn):\n"
+        "    channel.pool  # force sync pool creation\n"
+        "    fn.__doc__\n"
+        "    channel.pool == 1\n"
+    )
+    in_tests = scan({"t/unit/test_redis.py": ("", source)})
+    shipped = scan({"kombu/redis.py": ("", source)})
+
+    assert [f.line for f in in_tests if f.pattern == "ruff:B018"] == []
+    assert [f.line for f in shipped if f.pattern == "ruff:B018"] == [3]
+    assert [f.line for f in shipped if f.pattern == "ruff:B015"] == [4]  # a comparison

@@ -239,6 +239,11 @@ def test_a_megabyte_long_hostile_line_is_scanned_in_linear_time(piece: str) -> N
         ("<your key>", True),
         ("", True),
         ("Pass Word", True),
+        # pony 0.7.20's example apps: SECRET_KEY="secret_xxx", password="***"
+        ("secret_xxx", True),
+        ("***", True),
+        ("api-key-XXX", True),
+        ("maxxxi", False),
         ("hunter2-but-longer", False),
         ("s3cr3t-Production-Key-9f2", False),
     ],

@@ -11,7 +11,11 @@ one. The common shapes, each a remark on real code where there is nothing to fix
 - numbers: ``range`` counters, ``len()``, ``int()``, a ``{n:d}`` format that refuses
   anything but a number;
 - queries built from those step by step (sqlparse 0.6's benchmarks nest
-  ``f"CASE WHEN x={i} THEN {case} ELSE NULL END"`` over ``for i in range(n)``).
+  ``f"CASE WHEN x={i} THEN {case} ELSE NULL END"`` over ``for i in range(n)``);
+- names and values passed through a quoting or escaping function, which is how drivers
+  and ORMs put identifiers into SQL: pony's ``"SELECT 1 FROM %s" %
+  self.quote_name(table_name)``, Django's ``connection.ops.quote_name``, psycopg's
+  ``escape_identifier``.
 
 A hole is from outside as soon as any value that can reach it is: a parameter, an
 attribute, a call other than the few that return numbers, an import. That leaves the
@@ -21,6 +25,7 @@ remark on every query that takes what a caller passes, which is the one it is fo
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator, Mapping
 
 from workers.review.false_alarms import parse_source
@@ -29,6 +34,9 @@ __all__ = ["built_from_constants"]
 
 # Calls whose result is a number or a bool whatever they are given.
 _NUMBERS = frozenset({"len", "int", "float", "bool", "abs", "round", "ord", "hash", "id"})
+# Functions that quote or escape what they are given for SQL: quote_name, quote_ident,
+# escape_string, escape_identifier, literal_escape, …
+_QUOTING = re.compile(r"(?i)quote|escape")
 # The presentation types of a format spec that accept numbers only ("{n:d}", "{x:.2f}").
 _NUMERIC_SPEC = frozenset("bcdoxXeEfFgGn%")
 _Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
@@ -168,6 +176,9 @@ class _Reader:
 
     def _call(self, node: ast.Call, local: Mapping[str, bool]) -> bool:
         func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if _QUOTING.search(name):
+            return True  # quoted or escaped for SQL: what the rule asks for
         if isinstance(func, ast.Name) and func.id in _NUMBERS and func.id not in local:
             return not self._bound(func.id)  # the builtin, unless the code rebinds it
         if isinstance(func, ast.Name) and func.id == "str" and not self._bound("str"):

@@ -22,6 +22,10 @@ review, and reading a little more of the file settles them:
   ``with`` that expects an exception or a warning (``pytest.raises``/``warns``/
   ``deprecated_call``, unittest's ``assertRaises``/``assertWarns``): sentry-sdk's tests
   read ``Hub.current`` under ``pytest.warns`` to see the deprecation warning.
+- ``B018`` on an attribute read standing alone, in test code or with a comment on the
+  line: a property runs code when read, and ``channel.pool  # force sync pool creation``
+  (kombu 5.7's tests) or wrapt's ``fn.__doc__`` read twice to count a factory's calls is
+  the statement doing what it is there for.
 - ``PLE0704`` (a bare ``raise`` outside an ``except``) under a check that an exception
   is being handled: flask's ``if error is sys.exc_info()[1]: raise`` re-raises the
   caller's exception, which is what a bare ``raise`` in a function called from an
@@ -133,6 +137,7 @@ __all__ = [
     "not_djangos_extra",
     "parse_source",
     "raises_on_purpose",
+    "reads_a_property",
     "reraises_a_handled_exception",
     "return_code_read",
     "runs_code_written_here",
@@ -223,6 +228,25 @@ def raises_on_purpose(source: str, row: int) -> bool:
         for statement in node.body:
             if isinstance(statement, ast.Expr) and _on_row(statement, row):
                 return True
+    return False
+
+
+def reads_a_property(source: str, row: int, in_tests: bool) -> bool:
+    """Whether ``row`` holds an attribute read standing alone as a statement, in test code
+    or with a comment after it on its line (``channel.pool  # force pool creation``)."""
+    tree = parse_source(source)
+    lines = source.splitlines()
+    if tree is None or not 0 < row <= len(lines):
+        return False
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Attribute)
+            and node.lineno == row
+            and node.end_lineno == row
+        ):
+            after = lines[row - 1].encode("utf-8")[node.end_col_offset or 0 :]
+            return in_tests or after.decode("utf-8", "replace").lstrip().startswith("#")
     return False
 
 

@@ -48,6 +48,7 @@ from workers.review.false_alarms import (
     mutated_nowhere_in_the_file,
     not_djangos_extra,
     raises_on_purpose,
+    reads_a_property,
     reraises_a_handled_exception,
     return_code_read,
     runs_code_written_here,
@@ -604,6 +605,7 @@ def _finding(
         (code == "PLW0127" and self_assigned_builtin(message, frozenset(NEWER_BUILTINS)))
         or (code == "S610" and not_djangos_extra(text, row))
         or (code == "B018" and raises_on_purpose(text, row))
+        or (code == "B018" and reads_a_property(text, row, in_tests))
         or (code == "PLE0704" and reraises_a_handled_exception(text, row))
         or (code in ("S102", "S307") and runs_code_written_here(text, row))
         or (code == "B007" and _loop_variable_kept(text, row, message))

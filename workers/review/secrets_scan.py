@@ -115,7 +115,7 @@ RULES: tuple[SecretRule, ...] = (
 _PRE_SIGNED = re.compile(r"(?i)(?:[?&]AWSAccessKeyId|[?&]X-Amz-Credential)=\Z")
 # Values that look like secrets but are placeholders; a warning on them is pure noise.
 _PLACEHOLDER = re.compile(
-    r"(?i)(x{6,}|\*{4,}|example|sample|dummy|placeholder|change[_-]?me|your[_-]|<[^>]+>|"
+    r"(?i)(x{6,}|(?:^|[_\-.\s])x{3,}(?:$|[_\-.\s])|\*{3,}|example|sample|dummy|placeholder|change[_-]?me|your[_-]|<[^>]+>|"
     r"\$\{|\{\{|redacted|test[_-]?(key|token|secret)|fake|0{8,}|1234567|\.\.\.|…|\{[^}]*\})"
 )
 
