@@ -22,6 +22,7 @@ def passed(self, cases):
                 return case.unit * size
             assert_near_linear(self, render, 1500, 3000)
             run(fn=lambda: case.unit)
+            run(callbacks=[lambda n: case.seen.append(n)])
 
 
 def kept(cases, callbacks):
@@ -87,6 +88,7 @@ def _row(text: str, nth: int = 0) -> int:
         ("return case.build(n)", "called"),
         ("return case.unit * size", "passed"),
         ("run(fn=lambda: case.unit)", "passed"),
+        ("run(callbacks=[lambda n: case.seen.append(n)])", "passed"),
         ("get = lambda: case.name", "called"),
     ],
 )

@@ -968,3 +968,26 @@ def test_an_attribute_read_for_its_getter_is_no_remark_in_tests_or_with_a_commen
     assert [f.line for f in in_tests if f.pattern == "ruff:B018"] == []
     assert [f.line for f in shipped if f.pattern == "ruff:B018"] == [3]
     assert [f.line for f in shipped if f.pattern == "ruff:B015"] == [4]  # a comparison
+
+
+def test_a_class_attribute_a_comment_calls_shared_is_no_remark() -> None:
+    """fsspec's MemoryFileSystem: ``pseudo_dirs = [""]  # shared by default`` is one
+    filesystem for every instance, as documented; an attribute without a word keeps it."""
+    source = (
+        "class MemoryFileSystem:\n"
+        '    pseudo_dirs = [""]  # shared by default\n'
+        "    # one registry for the whole class\n"
+        "    # class-level registry of handlers\n"
+        "    handlers = {}\n"
+        '    names = ["#shared"]\n'
+        "    seen = []\n"
+        "\n"
+        "    def add(self, name):\n"
+        "        self.pseudo_dirs.append(name)\n"
+        "        self.handlers[name] = name\n"
+        "        self.names.append(name)\n"
+        "        self.seen.append(name)\n"
+    )
+    found = scan({"fsspec/memory.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF012"] == [6, 7]

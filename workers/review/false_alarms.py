@@ -74,6 +74,9 @@ review, and reading a little more of the file settles them:
   its ``returncode`` read, or ``check_returncode()`` called, in the same function:
   click-repl's test asserts ``result.returncode == 0`` with the child's stderr as the
   message, which ``check=True`` would lose.
+- ``RUF012`` (mutable class attribute) on one a comment calls shared, on its line or the
+  line above (fsspec's ``pseudo_dirs = [""]  # shared by default``, documented: every
+  instance sees one in-memory filesystem): the sharing the rule warns of is the design.
 - ``RUF012`` (mutable class attribute) inside a nested ``class Meta``: Django's
   ``required_db_features = {...}`` and ``ordering = [...]``, DRF's ``fields = [...]``,
   factory_boy's and marshmallow's options. A framework reads them once; no instance holds
@@ -141,6 +144,7 @@ __all__ = [
     "reraises_a_handled_exception",
     "return_code_read",
     "runs_code_written_here",
+    "said_to_be_shared",
     "self_assigned_builtin",
     "split_inside_a_sentence",
     "strings_on",
@@ -400,6 +404,22 @@ def _type_comments(source: str) -> str:
             if token.type == tokenize.COMMENT
         )
     return "\n".join(m.group(1) for c in comments if (m := _TYPE_COMMENT.match(c)))
+
+
+_SHARED = re.compile(r"(?i)\bshared?\b|\bglobal\b|\bclass[- ](?:level|wide)\b")
+_COMMENT = re.compile(r"#[^'\"]*$")  # a comment with no quote after its "#"
+
+
+def said_to_be_shared(source: str, row: int) -> bool:
+    """Whether the comment on ``row``, or a comment line just above it, says the value is
+    shared (``# shared by default``, ``# class-level registry``, ``# global cache``)."""
+    lines = source.splitlines()
+    if not 0 < row <= len(lines):
+        return False
+    here = _COMMENT.search(lines[row - 1])
+    above = lines[row - 2].strip() if row > 1 else ""
+    said = [here.group() if here else "", above if above.startswith("#") else ""]
+    return any(_SHARED.search(text) for text in said)
 
 
 def in_a_meta_class(source: str, row: int) -> bool:

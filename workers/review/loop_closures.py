@@ -172,8 +172,12 @@ def _uses_of(name: str, made: ast.AST, parents: dict[int, ast.AST], tree: ast.Mo
 
 
 def _handed_over(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """Whether ``node`` is an argument of a call that does not keep it for later."""
+    """Whether ``node`` is an argument of a call that does not keep it for later, alone
+    or in a list or tuple written in the call (``callbacks=[lambda n: seen.append(n)]``,
+    s3transfer 0.19's tests)."""
     parent = parents.get(id(node))
+    if isinstance(parent, ast.List | ast.Tuple):
+        node, parent = parent, parents.get(id(parent))
     if isinstance(parent, ast.keyword):
         parent = parents.get(id(parent))
     if not isinstance(parent, ast.Call) or parent.func is node:
