@@ -230,11 +230,29 @@ def _is_template_url(user: str, password: str, host: str) -> bool:
 def is_placeholder(value: str) -> bool:
     """Whether a string is a stand-in for a secret rather than one: ``"secret"``,
     ``"changeme"``, ``"<your key>"``, ``"xxxxxx"``, an empty string (flask-wtf's example
-    apps set ``SECRET_KEY = "secret"``)."""
+    apps set ``SECRET_KEY = "secret"``), a few words naming what it stands for
+    (``"session-token"``)."""
     return (
         not value.strip()
         or bool(_PLACEHOLDER.search(value))
         or re.sub(r"[\s_-]", "", value.lower()) in _PLACEHOLDER_WORDS
+        or _names_what_it_stands_for(value)
+    )
+
+
+_STAND_IN_WORDS = frozenset(
+    {"password", "passwd", "pass", "pwd", "secret", "token", "key", "apikey", "credential"}
+)
+
+
+def _names_what_it_stands_for(value: str) -> bool:
+    """A few plain words, one of which says what the value stands in for: kombu's tests
+    pass ``"fresh_token"``, ``"session-token"``, ``"sts-secret"``, ``"TestPassword"``."""
+    words = _words(value)
+    return (
+        0 < len(words) <= 4
+        and all(word.isalpha() for word in words)
+        and any(word in _STAND_IN_WORDS for word in words)
     )
 
 
