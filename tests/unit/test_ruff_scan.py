@@ -95,6 +95,8 @@ def test_patterns_and_severities() -> None:
         ("S307", "high"),  # eval
         ("S304", "high"),  # a broken cipher
         ("B023", "medium"),
+        ("B009", "low"),  # getattr with a constant: style, often for a type checker
+        ("B010", "low"),
         ("ASYNC230", "medium"),
         ("DTZ005", "medium"),
         ("PLW0120", "medium"),

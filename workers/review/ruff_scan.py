@@ -189,6 +189,11 @@ _SEVERITY_BY_PREFIX: dict[str, str] = {
     "S106": "medium",
     "S107": "medium",
     "B": "medium",
+    # getattr/setattr with a constant name: the attribute form is shorter, and the call is
+    # how typed code sets what the declared type lacks (allauth's request attributes,
+    # tornado's ``getattr(package, "__all__")`` "mypy doesn't know about"): style
+    "B009": "low",
+    "B010": "low",
     "ASYNC": "medium",
     "DTZ": "medium",
     "T10": "medium",

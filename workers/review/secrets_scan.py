@@ -220,8 +220,8 @@ def _is_template_url(user: str, password: str, host: str) -> bool:
         return True  # "@d:2/": a one-letter host
     if _NAME_OF_A_VALUE.match(password) or _NAME_OF_A_VALUE.match(host):
         return True  # PASSWORD, SAS_KEY, @HOST: the names of what goes there
-    if re.sub(r"[_-]", "", password.lower()) in _PLACEHOLDER_WORDS:
-        return True
+    if _placeholder_word(re.sub(r"[_-]", "", password.lower())):
+        return True  # "password", "secret1" (celery's sentinel://:secret1@h1 tests)
     if user and password.lower() == user.lower():
         return True  # guest:guest, postgres:postgres: a service's well-known default
     return bool(_DOC_HOST.match(host))
@@ -235,9 +235,14 @@ def is_placeholder(value: str) -> bool:
     return (
         not value.strip()
         or bool(_PLACEHOLDER.search(value))
-        or re.sub(r"[\s_-]", "", value.lower()) in _PLACEHOLDER_WORDS
+        or _placeholder_word(re.sub(r"[\s_-]", "", value.lower()))
         or _names_what_it_stands_for(value)
     )
+
+
+def _placeholder_word(word: str) -> bool:
+    """A placeholder word, or one numbered (``secret1``, ``password2``)."""
+    return word in _PLACEHOLDER_WORDS or word.rstrip("0123456789") in _PLACEHOLDER_WORDS
 
 
 _STAND_IN_WORDS = frozenset(
