@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-__all__ = ["is_test_path"]
+__all__ = ["is_example_path", "is_test_path"]
 
 _TEST_DIRS = frozenset({"tests", "test"})
+_EXAMPLE_DIRS = frozenset({"examples", "example", "demo", "demos", "docs_src", "doc", "docs"})
 
 
 def is_test_path(path: str, test_roots: Collection[str] = ()) -> bool:
@@ -26,3 +27,11 @@ def is_test_path(path: str, test_roots: Collection[str] = ()) -> bool:
         or name == "conftest.py"
         or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
     )
+
+
+def is_example_path(path: str) -> bool:
+    """Example or documentation code: a file under ``examples/``, ``example/``, ``demo/``
+    or ``docs/`` at any depth (pony's ``pony/orm/examples/``). It shows readers how to
+    use the project and runs on their machines, like a test."""
+    parts = path.replace("\\", "/").split("/")
+    return any(p in _EXAMPLE_DIRS for p in parts[:-1])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.code_paths import is_test_path
+from workers.code_paths import is_example_path, is_test_path
 from workers.fix.localize import (
     ARGUMENT_SHARE,
     CONTEXT_PLUGIN,
@@ -752,3 +752,18 @@ def test_the_test_of_an_if_scores_with_the_lines_it_decides_to_run() -> None:
         2,
         3,
     }
+
+
+@pytest.mark.parametrize(
+    ("path", "is_example"),
+    [
+        ("examples/app.py", True),
+        ("pony/orm/examples/university1.py", True),
+        ("docs/conf.py", True),
+        ("demo/run.py", True),
+        ("pkg/example.py", False),  # a module named so, not a folder of examples
+        ("pkg/examples_util.py", False),
+    ],
+)
+def test_is_example_path(path: str, is_example: bool) -> None:
+    assert is_example_path(path) is is_example

@@ -993,3 +993,16 @@ def test_a_class_attribute_a_comment_calls_shared_is_no_remark() -> None:
     found = scan({"fsspec/memory.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:RUF012"] == [6, 7]
+
+
+def test_bandit_on_example_code_is_minor() -> None:
+    """pony 0.7.20's ``pony/orm/examples/``: ``db.bind(..., password="pony")`` shows a
+    reader how to connect; the same line in code that ships stays medium."""
+    source = (
+        'def connect(db):\n    db.bind(provider="postgres", user="pony", password="pony-db-pw")\n'
+    )
+    example = scan({"pony/orm/examples/university1.py": ("", source)})
+    shipped = scan({"pony/orm/core.py": ("", source)})
+
+    assert [f.severity for f in example if f.pattern == "ruff:S106"] == ["low"]
+    assert [f.severity for f in shipped if f.pattern == "ruff:S106"] == ["medium"]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from workers.code_paths import is_test_path
+from workers.code_paths import is_example_path, is_test_path
 from workers.review.base_text import text_before
 from workers.review.constant_sql import built_from_constants
 from workers.review.diff_model import DiffModel, FileChange
@@ -675,6 +675,8 @@ def _finding(
             severity = "low"  # one sentence a formatter joined: not a missing comma
         elif in_tests and _minor_in_tests(code):
             severity = "low"
+        elif _is_bandit(code) and is_example_path(path):
+            severity = "low"  # bandit on example code: a password in a demo's settings
         elif code == "RUF012" and mutated_nowhere_in_the_file(text, row):
             severity = "low"  # declarative data: pygments' aliases, arrow's locale tables
         elif code == "S506" and loads_with_its_own_loader(text, row):
@@ -754,6 +756,11 @@ def _newer_builtin(message: str, python: DeclaredPython) -> tuple[str, int] | No
     if match is None or added is None or python.minor >= added:
         return None
     return match.group(1), added
+
+
+def _is_bandit(code: str) -> bool:
+    letters = _LETTERS.match(code)
+    return letters is not None and letters.group() == "S"
 
 
 def _minor_in_tests(code: str) -> bool:
