@@ -1006,3 +1006,24 @@ def test_bandit_on_example_code_is_minor() -> None:
 
     assert [f.severity for f in example if f.pattern == "ruff:S106"] == ["low"]
     assert [f.severity for f in shipped if f.pattern == "ruff:S106"] == ["medium"]
+
+
+def test_an_undefined_name_in_a_forward_reference_is_minor() -> None:
+    """pyramid 2.1's tutorial: ``Mapped[List['Page']]`` names a model of another module
+    that SQLAlchemy resolves by name; the same name used as code stays "high"."""
+    source = (
+        "from typing import List\n\n\n"
+        "class User:\n"
+        "    created_pages: 'List[Page]' = []\n"
+        "    other: List['Page'] = []\n"
+        "\n"
+        "    def first(self):\n"
+        "        return Page(self)\n"
+    )
+    found = scan({"tutorial/models/user.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:F821"] == [
+        (5, "low"),
+        (6, "low"),
+        (9, "high"),
+    ]
