@@ -37,11 +37,20 @@ def test_words_that_count_by_one_point_at_the_bounds(text: str) -> None:
         "An interval nested in a longer one also cuts the longer one short",
         "the first one fails, the next one less often",
         "Transfers go the wrong way and nothing else",
+        "IndexError: list index out of range",  # past the end, or an empty list
         "",
     ],
 )
 def test_one_as_a_pronoun_or_other_words_point_nowhere(text: str) -> None:
     assert operator_hints(text) == {}
+
+
+def test_a_none_used_as_a_value_points_at_a_guard() -> None:
+    for text in (
+        "TypeError: 'NoneType' object is not subscriptable",
+        "AttributeError: 'NoneType' object has no attribute 'strip'",
+    ):
+        assert operator_hints(text) == {"fix:none-check": HINT_BOOST}
 
 
 def test_things_in_the_wrong_order_point_at_swapped_arguments() -> None:

@@ -3,13 +3,19 @@
 A user who writes "one space too many", "stops one day short" or "off by one" has
 counted: the result is wrong by exactly one, and the edit that mends it moves a bound (a
 ``- 1``, a ``<`` for ``<=``, a slice end, a constant by one). One who writes "in the
-wrong order" or "the arguments are swapped" has seen two things trade places. Those
-operators' candidates weigh :data:`HINT_BOOST` times as much on every suspect line, so
-they come before the other guesses on the lines the localiser ranked alike (tabulate
-0.10 with ``_afterpoint`` one too high: the right edit was the last of ten operators
-tried on its line).
+wrong order" or "the arguments are swapped" has seen two things trade places. A
+traceback that ends in ``'NoneType' object is not subscriptable`` has a None where a
+value was expected, and a guard is the usual mend (sqlparse 0.6 with the ``None`` check
+of ``remove_quotes`` gone: the guard was the fifth operator tried). Those operators'
+candidates weigh :data:`HINT_BOOST` times as much on every suspect line, so they come
+before the other guesses on the lines the localiser ranked alike (tabulate 0.10 with
+``_afterpoint`` one too high: the right edit was the last of ten operators tried on its
+line).
 
-The words only reorder candidates; every operator is still tried.
+The words only reorder candidates; every operator is still tried. An ``IndexError``
+says less than it seems: an index one past the end and an empty list both raise it, and
+pointing it at the bounds put a missing empty-list guard 11 candidates further back on
+the corpus (``stats_median_empty``), so it points nowhere.
 """
 
 from __future__ import annotations
@@ -41,9 +47,14 @@ _SWAPPED = re.compile(
     r"(?:swapped|reversed|switched|mixed\s+up)\b|\bswapped\b"
 )
 
+# "'NoneType' object is not subscriptable" / "has no attribute": a value that may be None
+# used as if it never were; a guard is the usual mend.
+_NONE_USED = re.compile(r"'NoneType' object|\bNoneType\b")
+
 _FAMILIES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (_BY_ONE, ("off-by-one", "comparison", "slice-bound", "constant")),
     (_SWAPPED, ("swap-arguments",)),
+    (_NONE_USED, ("none-check",)),
 )
 
 
