@@ -1027,3 +1027,26 @@ def test_an_undefined_name_in_a_forward_reference_is_minor() -> None:
         (6, "low"),
         (9, "high"),
     ]
+
+
+def test_a_naive_datetime_a_comment_says_is_naive_is_no_remark() -> None:
+    """python-docx 1.2: ``# -- fall-back to parsing as naive datetime --`` over the
+    ``strptime`` calls; the same call with no word about it keeps DTZ007."""
+    source = (
+        "import datetime as dt\n\n\n"
+        "def parse(text):\n"
+        "    try:\n"
+        "        return dt.datetime.fromisoformat(text)\n"
+        "    except ValueError:\n"
+        "        # -- fall-back to parsing as naive datetime --\n"
+        "        try:\n"
+        '            return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%f")\n'
+        "        except ValueError:\n"
+        '            return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S")\n'
+        "\n\n"
+        "def stamp(text):\n"
+        '    return dt.datetime.strptime(text, "%Y-%m-%d")\n'
+    )
+    found = scan({"src/docx/simpletypes.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:DTZ007"] == [12, 16]

@@ -77,6 +77,8 @@ review, and reading a little more of the file settles them:
 - ``RUF012`` (mutable class attribute) on one a comment calls shared, on its line or the
   line above (fsspec's ``pseudo_dirs = [""]  # shared by default``, documented: every
   instance sees one in-memory filesystem): the sharing the rule warns of is the design.
+- ``DTZ`` rules (a naive datetime) where a comment on the line or just above says it is
+  naive on purpose (python-docx 1.2 falls back to ``strptime`` "as naive datetime").
 - ``RUF012`` (mutable class attribute) inside a nested ``class Meta``: Django's
   ``required_db_features = {...}`` and ``ordering = [...]``, DRF's ``fields = [...]``,
   factory_boy's and marshmallow's options. A framework reads them once; no instance holds
@@ -150,6 +152,7 @@ __all__ = [
     "reraises_a_handled_exception",
     "return_code_read",
     "runs_code_written_here",
+    "said_to_be_naive",
     "said_to_be_shared",
     "self_assigned_builtin",
     "split_inside_a_sentence",
@@ -435,13 +438,31 @@ _COMMENT = re.compile(r"#[^'\"]*$")  # a comment with no quote after its "#"
 def said_to_be_shared(source: str, row: int) -> bool:
     """Whether the comment on ``row``, or a comment line just above it, says the value is
     shared (``# shared by default``, ``# class-level registry``, ``# global cache``)."""
+    return any(_SHARED.search(text) for text in _comments_at(source, row, 1))
+
+
+_NAIVE = re.compile(r"(?i)\bnaive\b|\blocal[ -]?time\b|\bwall[ -]clock\b|\bno (?:tz|timezone)\b")
+
+
+def said_to_be_naive(source: str, row: int) -> bool:
+    """Whether a comment on ``row`` or on the two lines above it says the datetime is
+    naive on purpose (python-docx 1.2: ``# -- fall-back to parsing as naive datetime --``
+    over its ``strptime``)."""
+    return any(_NAIVE.search(text) for text in _comments_at(source, row, 2))
+
+
+def _comments_at(source: str, row: int, above: int) -> list[str]:
+    """The comment on ``row`` and the comments among the ``above`` lines before it (a
+    comment line, or a line's trailing comment)."""
     lines = source.splitlines()
     if not 0 < row <= len(lines):
-        return False
-    here = _COMMENT.search(lines[row - 1])
-    above = lines[row - 2].strip() if row > 1 else ""
-    said = [here.group() if here else "", above if above.startswith("#") else ""]
-    return any(_SHARED.search(text) for text in said)
+        return []
+    found = []
+    for number in range(max(row - above, 1), row + 1):
+        comment = _COMMENT.search(lines[number - 1])
+        if comment is not None:
+            found.append(comment.group())
+    return found
 
 
 def in_a_meta_class(source: str, row: int) -> bool:

@@ -53,6 +53,7 @@ from workers.review.false_alarms import (
     reraises_a_handled_exception,
     return_code_read,
     runs_code_written_here,
+    said_to_be_naive,
     said_to_be_shared,
     self_assigned_builtin,
     split_inside_a_sentence,
@@ -621,6 +622,7 @@ def _finding(
         or (code in CREDENTIAL_CODES and _only_placeholders(text, row))
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "RUF012" and said_to_be_shared(text, row))
+        or (code is not None and code.startswith("DTZ") and said_to_be_naive(text, row))
         or (code == "F401" and in_type_comments(text, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
