@@ -18,6 +18,7 @@ from workers.fix.localize import (
     COVERAGE_RC,
     COVERAGE_RC_NAME,
     GUARD_SHARE,
+    REPORT_SHARE,
     CoverageDataError,
     canonical_test_id,
     case_key,
@@ -767,3 +768,32 @@ def test_the_test_of_an_if_scores_with_the_lines_it_decides_to_run() -> None:
 )
 def test_is_example_path(path: str, is_example: bool) -> None:
     assert is_example_path(path) is is_example
+
+
+OFFSET_SOURCE = """\
+class FixedOffset:
+    def __init__(self, hours, minutes):
+        self.minutes = hours * 60 + minutes
+
+    def __repr__(self):
+        return f"<FixedOffset {self.minutes}>"
+"""
+
+
+def test_a_method_that_shows_a_value_weighs_less_in_the_spectrum() -> None:
+    """isodate's ``FixedOffset.__repr__`` runs only when pytest shows a failed assertion's
+    values: it ranked above the sign bug that made the offset wrong."""
+    spectrum = {
+        "tests.test_tz.test_negative": {("tz.py", 3), ("tz.py", 6)},
+        "tests.test_tz.test_positive": {("tz.py", 3)},
+    }
+    plain = {s.line: s.score for s in ochiai(spectrum, {"test_negative"}, {"test_positive"})}
+    read = {
+        s.line: s
+        for s in ochiai(spectrum, {"test_negative"}, {"test_positive"}, {"tz.py": OFFSET_SOURCE})
+    }
+
+    assert plain[6] == pytest.approx(1.0)
+    assert read[6].score == pytest.approx(REPORT_SHARE)
+    assert read[6].why == "ochiai 1.00 (shows a value: 0.50)"
+    assert read[3].score == plain[3]  # the rest is untouched

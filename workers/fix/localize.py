@@ -100,6 +100,12 @@ GUARD_SHARE = 0.75
 # frame and took 42 sandbox runs to reach.
 ARGUMENT_SHARE = 0.75
 MAX_ARGUMENT_SOURCES = 6  # the last assignments before the call, per caller frame
+# Lines of a method that shows a value (``__repr__``, ``__str__``, …) weigh this much in
+# the spectrum: pytest shows the values a failing assertion compared, so those lines run
+# in exactly the failing tests and score as high as code can (isodate's
+# ``FixedOffset.__repr__`` ranked first, the sign bug in ``build_tzinfo`` tenth).
+REPORT_SHARE = 0.5
+_SHOWS_A_VALUE = frozenset({"__repr__", "__str__", "__format__", "__rich_repr__"})
 MAX_SYMBOL_LINES = 200
 HELPER_SHARE = 0.8  # a named function's private helpers, against its own lines
 MAX_FILE_LINES = 2000
@@ -845,8 +851,10 @@ def ochiai(
     """Ochiai suspiciousness of every line a failing test covered:
     ``failed_cov / sqrt(total_failed * (failed_cov + passed_cov))``.
 
-    With the sources (``files``), the test of the ``if`` that decides whether a line runs
-    scores at least :data:`GUARD_SHARE` of that line: the line may run only in the
+    With the sources (``files``), lines of a method that shows a value score
+    :data:`REPORT_SHARE` of theirs (pytest runs it to show a failed assertion), and the
+    test of the ``if`` that decides whether a line runs scores at least
+    :data:`GUARD_SHARE` of that line: the line may run only in the
     failing tests because its condition is wrong, and the condition itself runs in every
     test, so the spectrum alone cannot single it out (xmltodict with ``if pretty and
     depth > 1:`` before the newline of a closing tag).
@@ -879,7 +887,36 @@ def ochiai(
             continue
         score = ef / math.sqrt(total_failed * (ef + passed_cov.get((path, line), 0)))
         out.append(Suspect(path, line, score, f"{WHY_OCHIAI} {score:.2f}"))
-    return _sorted(_with_deciding_lines(out, files) if files else out)
+    if not files:
+        return _sorted(out)
+    return _sorted(_with_deciding_lines(_shown_less(out, files), files))
+
+
+def _shown_less(suspects: list[Suspect], files: Mapping[str, str]) -> list[Suspect]:
+    """The suspects, those in a method that shows a value scored :data:`REPORT_SHARE` of
+    their spectrum score."""
+    out = []
+    for s in suspects:
+        source = files.get(s.path)
+        if source is not None and s.line in _display_lines(source):
+            score = s.score * REPORT_SHARE
+            s = Suspect(s.path, s.line, score, f"{s.why} (shows a value: {score:.2f})")
+        out.append(s)
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def _display_lines(source: str) -> frozenset[int]:
+    """The lines of the methods that show a value (``__repr__``, ``__str__``, …)."""
+    tree = _parse_source(source)
+    if tree is None:
+        return frozenset()
+    return frozenset(
+        line
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in _SHOWS_A_VALUE
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    )
 
 
 def _with_deciding_lines(suspects: list[Suspect], files: Mapping[str, str]) -> list[Suspect]:
