@@ -806,6 +806,9 @@ SAMPLE = src(
 
         def top(self, n=3):
             return sorted(self.values, reverse=True)[:n] + [v for v in self.values if v in (0, 1)]
+
+        def scaled(self, k):
+            return (k * self.count, self.values)
     '''
 )
 
@@ -1006,7 +1009,7 @@ def test_max_per_operator_caps_each_operator() -> None:
 def test_operator_pattern() -> None:
     assert operator_pattern("comparison") == "fix:comparison"
     assert operator_pattern("fix:comparison") == "fix:comparison"
-    assert len(set(OPERATORS)) == len(OPERATORS) == 14
+    assert len(set(OPERATORS)) == len(OPERATORS) == 15
 
 
 def test_every_operator_fires_somewhere_in_the_sample() -> None:
@@ -1045,3 +1048,30 @@ def test_off_by_one_shifts_the_count_of_a_repeated_sequence() -> None:
     pad = "def pad(text, width):\n    return text + ' ' * width\n"
     assert_fixes(pad, pad.replace("* width", "* (width + 1)"), "' ' * width", "off-by-one")
     assert_fixes(pad, pad.replace("' ' * width", "' ' * (width - 1)"), "' ' * width", "off-by-one")
+
+
+def test_missing_factor_gives_a_sibling_the_factor_the_others_have() -> None:
+    """isodate 0.7's ``build_tzinfo`` with the sign dropped from the minutes: a -03:30
+    offset became -2:30."""
+    buggy = src(
+        """
+        def build(sign, hours, minutes, name):
+            sign = -1 if sign == "-" else 1
+            return FixedOffset(sign * hours, minutes, name)
+        """
+    )
+    patch = assert_fixes(
+        buggy,
+        buggy.replace("sign * hours, minutes", "sign * hours, sign * minutes"),
+        "FixedOffset",
+        "missing-factor",
+    )
+    own = generate_patches(buggy, "pkg/mod.py", patch.line, operators=["missing-factor"])
+    assert own[0] is not None and own[0].after == patch.after  # the shared factor first
+    buggy = "point = (x * scale, y)\n"
+    assert_fixes(buggy, "point = (x * scale, y * scale)\n", "point", "missing-factor")
+
+
+def test_missing_factor_leaves_lines_without_a_product_alone() -> None:
+    assert generate_patches("a = f(x, y)\n", "m.py", 1, operators=["missing-factor"]) == []
+    assert generate_patches("a = (k * x, 2)\n", "m.py", 1, operators=["missing-factor"]) == []

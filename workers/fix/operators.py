@@ -43,6 +43,7 @@ OPERATORS: tuple[str, ...] = (
     "identity",
     "min-max",
     "slice-bound",
+    "missing-factor",
 )
 
 _PREFIX = "fix:"
@@ -1744,6 +1745,42 @@ def _op_min_max(ctx: _Ctx) -> Iterator[_Edit]:
         yield _Edit((0, start), start, span[1], dual, _change(name, dual))
 
 
+def _op_missing_factor(ctx: _Ctx) -> Iterator[_Edit]:
+    """A factor its siblings have, given to one that lacks it: ``FixedOffset(sign * hours,
+    minutes)`` → ``sign * minutes`` (isodate 0.7 with the sign dropped from the minutes of
+    a negative offset), ``(scale * x, y)`` → ``scale * y``. The siblings are a call's
+    arguments or a tuple's or list's items; the factor is a name they are multiplied by."""
+    for node in ctx.of_type(ast.Call, ast.Tuple, ast.List):
+        if isinstance(node, ast.Call):
+            items = [*node.args, *(k.value for k in node.keywords if k.arg is not None)]
+        else:
+            items = list(node.elts)  # type: ignore[attr-defined]
+        # name → (how many siblings it multiplies, written on the left); in ``sign * hours``
+        # either name may be the factor: the one more siblings share, then the left one
+        factors: dict[str, tuple[int, bool]] = {}
+        for item in items:
+            if isinstance(item, ast.BinOp) and isinstance(item.op, ast.Mult):
+                for side, left in ((item.left, True), (item.right, False)):
+                    if isinstance(side, ast.Name):
+                        count, was_left = factors.get(side.id, (0, left))
+                        factors[side.id] = (count + 1, was_left)
+        for name, (count, left) in factors.items():
+            for item in items:
+                if not isinstance(item, ast.Name | ast.Attribute | ast.Subscript):
+                    continue
+                if not ctx.touches(item) or any(
+                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(item)
+                ):
+                    continue
+                span = ctx.span(item)
+                if span is None:
+                    continue
+                old = ctx.source[span[0] : span[1]]
+                new = f"{name} * {old}" if left else f"{old} * {name}"
+                rank = (-count, 0 if left else 1, span[0])
+                yield _Edit(rank, span[0], span[1], new, _change(old, new))
+
+
 _GENERATORS: dict[str, Callable[[_Ctx], Iterable[_Edit]]] = {
     "comparison": _op_comparison,
     "arithmetic": _op_arithmetic,
@@ -1759,4 +1796,5 @@ _GENERATORS: dict[str, Callable[[_Ctx], Iterable[_Edit]]] = {
     "identity": _op_identity,
     "min-max": _op_min_max,
     "slice-bound": _op_slice_bound,
+    "missing-factor": _op_missing_factor,
 }
