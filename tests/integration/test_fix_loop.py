@@ -724,3 +724,22 @@ def test_tracebacks_of_tests_not_about_the_named_code_do_not_lead(
     assert all("traceback" not in s.why for s in result.suspects if s.line == crash), (
         result.suspects[:3]
     )
+
+
+def test_every_run_names_set_built_cases_alike(sandbox: Sandbox, tmp_path: Path) -> None:
+    """isodate 0.7 builds parametrised cases from a set: their ids follow string hashing,
+    which changed from run to run, and every candidate "broke" the renamed cases."""
+    repo = tmp_path / "ids"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "test_ids.py").write_text(
+        "import pytest\n\n"
+        "CASES = [(word, object()) for word in {'alpha', 'beta', 'gamma', 'delta', 'eps'}]\n\n\n"
+        "@pytest.mark.parametrize(('word', 'value'), CASES)\n"
+        "def test_case(word, value):\n"
+        "    assert word != 'gamma'\n"
+    )
+    runner = TestRunner(sandbox, repo, Limits(timeout_s=60))
+    first, second = runner.run(), runner.run()
+
+    assert len(first.failed) == 1 and len(first.passed) == 4
+    assert first.failed == second.failed and first.passed == second.passed
