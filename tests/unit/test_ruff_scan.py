@@ -396,13 +396,22 @@ def test_selector_that_is_not_a_rule_code_is_refused() -> None:
 
 
 def test_a_missing_comma_is_medium_and_a_joined_sentence_low() -> None:
-    new = 'NAMES = ["alpha" "beta", "gamma"]\nMESSAGE = ("Cannot set " "the value")\n'
+    new = (
+        'NAMES = ["alpha" "beta", "gamma"]\nMESSAGE = ("Cannot set " "the value")\n'
+        # isodate 0.7: regex pieces formatted whole are one template
+        'CENTURY = r"(?P<sign>[+-]){%d}" r"(?P<century>[0-9]{%d})" % (1, 2)\n'
+        'YEAR = "{}-" "{}".format(1, 2)\n'
+        'PAIR = ["a-" "b", "%s" % 1]\n'
+    )
 
     found = scan({"pkg/text.py": ("", new)})
 
     assert [(f.line, f.severity) for f in found if f.pattern == "ruff:ISC001"] == [
         (1, "medium"),
         (2, "low"),
+        (3, "low"),
+        (4, "low"),
+        (5, "medium"),  # another string on the line is formatted, not this pair
     ]
 
 

@@ -114,7 +114,8 @@ And these are right about the code but wrong about its weight:
   usually a missing comma (``["a" "b", "c"]``). Where the text runs on across the split,
   a space or a line break at it (``"Cannot set {key} " f"due to {value}"``, marshmallow;
   ``"Successful " "Response"``, fastapi), it is one sentence a formatter joined onto one
-  line: a minor remark (combine them), not a likely bug.
+  line: a minor remark (combine them), not a likely bug. So is a pair formatted whole
+  with ``%`` or ``.format`` (isodate's regex pieces): one template.
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ __all__ = [
     "compares_with_a_supported_python",
     "defines_names_at_run_time",
     "escapes_every_value",
+    "formatted_as_one",
     "harmless_redefinition",
     "in_a_meta_class",
     "in_a_string",
@@ -778,6 +780,32 @@ def parse_source(source: str) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def formatted_as_one(source: str, row: int, column: int) -> bool:
+    """Whether the string literal starting at ``row``/``column`` (1-based, characters),
+    two or more pieces side by side, is formatted whole: the left side of ``%`` or the
+    receiver of ``.format``. Its placeholders span the pieces, so they are one template
+    (isodate 0.7's ``r"(?P<sign>[+-]){%d}" r"(?P<century>[0-9]{%d})" % (sign, n)``),
+    not a list missing a comma."""
+    tree = parse_source(source)
+    lines = source.splitlines()
+    if tree is None or not 0 < row <= len(lines):
+        return False
+    offset = len(lines[row - 1][: max(column - 1, 0)].encode("utf-8"))
+    for node in ast.walk(tree):
+        template = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            template = node.left
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            template = node.func.value if node.func.attr == "format" else None
+        if (
+            isinstance(template, ast.Constant)
+            and isinstance(template.value, str)
+            and (template.lineno, template.col_offset) == (row, offset)
+        ):
+            return True
+    return False
 
 
 def split_inside_a_sentence(source: str, row: int, start: int, end: int) -> bool:

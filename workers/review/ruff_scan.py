@@ -38,6 +38,7 @@ from workers.review.false_alarms import (
     compares_with_a_supported_python,
     defines_names_at_run_time,
     escapes_every_value,
+    formatted_as_one,
     harmless_redefinition,
     in_a_meta_class,
     in_a_string,
@@ -673,7 +674,10 @@ def _finding(
         if (
             code == "ISC001"
             and end_row == row
-            and split_inside_a_sentence(text, row, column, end_column)
+            and (
+                split_inside_a_sentence(text, row, column, end_column)
+                or formatted_as_one(text, row, column)
+            )
         ):
             severity = "low"  # one sentence a formatter joined: not a missing comma
         elif in_tests and _minor_in_tests(code):
