@@ -49,7 +49,7 @@ _SWAPPED = re.compile(
 
 # "'NoneType' object is not subscriptable" / "has no attribute": a value that may be None
 # used as if it never were; a guard is the usual mend.
-_NONE_USED = re.compile(r"'NoneType' object|\bNoneType\b")
+_NONE_USED = re.compile(r"\bNoneType\b")
 
 _FAMILIES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (_BY_ONE, ("off-by-one", "comparison", "slice-bound", "constant")),

@@ -28,7 +28,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator, Mapping
 
-from workers.review.false_alarms import parse_source
+from workers.review.false_alarms import byte_offset, parse_source
 
 __all__ = ["built_from_constants"]
 
@@ -50,10 +50,9 @@ def built_from_constants(source: str, row: int, column: int) -> bool:
     """Whether the SQL string ruff reported at ``row``/``column`` (1-based, characters) is
     filled only from the code's own constants, numbers and parameter marks."""
     tree = parse_source(source)
-    lines = source.splitlines()
-    if tree is None or not 0 < row <= len(lines):
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
         return False
-    offset = len(lines[row - 1][: max(column - 1, 0)].encode("utf-8"))
     found = _query_at(tree, row, offset)
     if found is None:
         return False

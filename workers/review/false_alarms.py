@@ -134,6 +134,7 @@ from workers.review.version_guards import int_tuple
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "LIBRARY_RULES",
+    "byte_offset",
     "compares_with_a_supported_python",
     "defines_names_at_run_time",
     "escapes_every_value",
@@ -422,14 +423,16 @@ def in_a_string(source: str, row: int, column: int) -> bool:
     lines = source.splitlines()
     if not 0 < row <= len(lines):
         return False
-    offset = column - 1
+    code = lines[row - 1].lstrip()
+    offset = column - 1 - (len(lines[row - 1]) - len(code))  # in the line without its indent
     with contextlib.suppress(tokenize.TokenError, SyntaxError, IndentationError):
-        for token in tokenize.generate_tokens(io.StringIO(lines[row - 1].lstrip()).readline):
-            if token.type == tokenize.STRING:
-                start = token.start[1] + len(lines[row - 1]) - len(lines[row - 1].lstrip())
-                end = token.end[1] + len(lines[row - 1]) - len(lines[row - 1].lstrip())
-                if token.start[0] == token.end[0] == 1 and start < offset < end:
-                    return True
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if (
+                token.type == tokenize.STRING
+                and token.start[0] == token.end[0] == 1
+                and token.start[1] < offset < token.end[1]
+            ):
+                return True
     return False
 
 
@@ -782,6 +785,15 @@ def parse_source(source: str) -> ast.Module | None:
         return None
 
 
+def byte_offset(source: str, row: int, column: int) -> int | None:
+    """The ``col_offset`` the ``ast`` gives a node that ruff places at ``row``/``column``
+    (1-based, in characters: the ``ast`` counts UTF-8 bytes); None past the text."""
+    lines = source.splitlines()
+    if not 0 < row <= len(lines):
+        return None
+    return len(lines[row - 1][: max(column - 1, 0)].encode("utf-8"))
+
+
 def formatted_as_one(source: str, row: int, column: int) -> bool:
     """Whether the string literal starting at ``row``/``column`` (1-based, characters),
     two or more pieces side by side, is formatted whole: the left side of ``%`` or the
@@ -789,10 +801,9 @@ def formatted_as_one(source: str, row: int, column: int) -> bool:
     (isodate 0.7's ``r"(?P<sign>[+-]){%d}" r"(?P<century>[0-9]{%d})" % (sign, n)``),
     not a list missing a comma."""
     tree = parse_source(source)
-    lines = source.splitlines()
-    if tree is None or not 0 < row <= len(lines):
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
         return False
-    offset = len(lines[row - 1][: max(column - 1, 0)].encode("utf-8"))
     for node in ast.walk(tree):
         template = None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):

@@ -455,7 +455,7 @@ def _remark(
     if not _RULE_CODE.fullmatch(code) or line is None or line.kind == " ":
         return None
     flagged = ""
-    if code.startswith("S"):  # a security remark stands on the code it flags
+    if _is_bandit(code):  # a security remark stands on the code it flags
         lines = text.splitlines()
         if end_row != row or not 0 < row <= len(lines):
             return None

@@ -115,7 +115,8 @@ RULES: tuple[SecretRule, ...] = (
 _PRE_SIGNED = re.compile(r"(?i)(?:[?&]AWSAccessKeyId|[?&]X-Amz-Credential)=\Z")
 # Values that look like secrets but are placeholders; a warning on them is pure noise.
 _PLACEHOLDER = re.compile(
-    r"(?i)(x{6,}|(?:^|[_\-.\s])x{3,}(?:$|[_\-.\s])|\*{3,}|example|sample|dummy|placeholder|change[_-]?me|your[_-]|<[^>]+>|"
+    r"(?i)(x{6,}|(?:^|[_\-.\s])x{3,}(?:$|[_\-.\s])|\*{3,}|example|sample|dummy|placeholder|"
+    r"change[_-]?me|your[_-]|<[^>]+>|"
     r"\$\{|\{\{|redacted|test[_-]?(key|token|secret)|fake|0{8,}|1234567|\.\.\.|…|\{[^}]*\})"
 )
 
@@ -245,9 +246,8 @@ def _placeholder_word(word: str) -> bool:
     return word in _PLACEHOLDER_WORDS or word.rstrip("0123456789") in _PLACEHOLDER_WORDS
 
 
-_STAND_IN_WORDS = frozenset(
-    {"password", "passwd", "pass", "pwd", "secret", "token", "key", "apikey", "credential"}
-)
+# the words a name ends with when it holds a secret, and two a value uses for one
+_STAND_IN_WORDS = _SECRET_NAME_ENDINGS | {"pass", "apikey"}
 
 
 def _names_what_it_stands_for(value: str) -> bool:
