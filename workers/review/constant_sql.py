@@ -28,7 +28,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator, Mapping
 
-from workers.review.false_alarms import byte_offset, parse_source
+from workers.review.false_alarms import byte_offset, own_nodes, parse_source
 
 __all__ = ["built_from_constants"]
 
@@ -256,6 +256,10 @@ def _names(target: ast.expr) -> Iterator[str]:
         yield from _names(target.value)
 
 
+# Nodes whose insides bind names of their own, not the scope's.
+_BINDS_ITS_OWN = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
 def _bindings(scope: _Scope) -> _Bindings:
     """Every value each name of a scope is bound to (``for`` targets as a ``range``
     counter or an item of their iterable), without entering nested functions, classes
@@ -285,7 +289,8 @@ def _bindings(scope: _Scope) -> _Bindings:
             *(a for a in (arguments.vararg, arguments.kwarg) if a is not None),
         ):
             bound.setdefault(arg.arg, []).append(None)
-    for node in _own_nodes(scope):
+    shared: set[str] = set()  # global or nonlocal: read from the enclosing scopes
+    for node in own_nodes(scope, _BINDS_ITS_OWN):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 bind(target, node.value)
@@ -306,9 +311,8 @@ def _bindings(scope: _Scope) -> _Bindings:
         ):
             bound.setdefault(node.name, []).append(None)
         elif isinstance(node, ast.Global | ast.Nonlocal):
-            for name in node.names:
-                bound.pop(name, None)  # read from the enclosing scopes
-    return bound
+            shared.update(node.names)
+    return {name: values for name, values in bound.items() if name not in shared}
 
 
 def _bind_loop(node: ast.For | ast.AsyncFor, bind: _Binder) -> None:
@@ -335,25 +339,3 @@ class _ItemOf(ast.Subscript):
 
     def __init__(self, iterable: ast.expr) -> None:
         super().__init__(value=iterable, slice=ast.Constant(value=0), ctx=ast.Load())
-
-
-def _own_nodes(scope: _Scope) -> Iterator[ast.AST]:
-    """The nodes of a scope's body, nested functions', classes' and lambdas' insides
-    left out (their names are bound here, their bodies are not), comprehensions too."""
-    stack: list[ast.AST] = list(reversed(scope.body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(
-            node,
-            ast.FunctionDef
-            | ast.AsyncFunctionDef
-            | ast.ClassDef
-            | ast.Lambda
-            | ast.GeneratorExp
-            | ast.ListComp
-            | ast.SetComp
-            | ast.DictComp,
-        ):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))

@@ -149,6 +149,7 @@ __all__ = [
     "loop_variable_read_after",
     "mutated_nowhere_in_the_file",
     "not_djangos_extra",
+    "own_nodes",
     "parse_source",
     "raises_on_purpose",
     "reads_a_property",
@@ -504,7 +505,7 @@ def loop_variable_read_after(source: str, row: int, name: str) -> bool:
     """Whether the ``for`` loop whose target on ``row`` binds ``name`` is followed, in the
     same function (or module), by a read of ``name``: the loop's last value is used."""
     for scope in _scopes(source):
-        for loop in _own_nodes(scope):
+        for loop in own_nodes(scope):
             if (
                 isinstance(loop, ast.For | ast.AsyncFor)
                 and loop.target.lineno <= row <= (loop.target.end_lineno or row)
@@ -521,14 +522,16 @@ def loop_variable_read_after(source: str, row: int, name: str) -> bool:
     return False
 
 
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of ``scope`` that are not inside a function or class defined in it."""
+def own_nodes(scope: ast.AST, skip: tuple[type[ast.AST], ...] = ()) -> list[ast.AST]:
+    """The nodes of ``scope`` that are not inside a function or class defined in it, nor
+    inside a node of the ``skip`` types (lambdas, comprehensions: they bind their own)."""
+    stop = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, *skip)
     found: list[ast.AST] = []
     pending = list(ast.iter_child_nodes(scope))
     while pending:
         node = pending.pop()
         found.append(node)
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if not isinstance(node, stop):
             pending.extend(ast.iter_child_nodes(node))
     return found
 
