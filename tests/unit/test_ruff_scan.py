@@ -927,6 +927,33 @@ def test_a_remark_on_code_a_removed_line_of_its_hunk_already_had_is_not_made() -
     assert [f.line for f in found if f.pattern == "ruff:B006"] == [1]  # seen=[] is new
 
 
+def test_a_remark_moved_up_its_function_past_the_hunk_is_not_made() -> None:
+    """humanize 4.17 hoisted ``dt.date.today()`` to the top of ``naturalday`` (to pick
+    the timezone's today); the call left its old line seven lines down, another hunk.
+    The function's one DTZ011 is as old as before; a second call added to it is new, and
+    so is the call in a function that had none."""
+    body = "".join(f"    step{i}()\n" for i in range(8))
+    old = (
+        "import datetime as dt\n\n\n"
+        "def naturalday(value):\n"
+        "    start()\n" + body + "    return value - dt.date.today()\n\n\n"
+        "def other(value):\n"
+        "    return value\n"
+    )
+    new = (
+        "import datetime as dt\n\n\n"
+        "def naturalday(value):\n"
+        "    today = dt.date.today()\n" + body + "    return value - today\n\n\n"
+        "def other(value):\n"
+        "    return dt.date.today() - value\n"
+    )
+    twice = new.replace("    return value - today\n", "    return value - dt.date.today()\n")
+
+    assert [f.line for f in scan({"a.py": (old, new)}) if f.pattern == "ruff:DTZ011"] == [18]
+    found = scan({"a.py": (old, twice)})
+    assert [f.line for f in found if f.pattern == "ruff:DTZ011"] == [5, 18]
+
+
 def test_a_long_flagged_text_new_to_its_hunk_keeps_its_remark() -> None:
     old = "def f(a):\n    return a\n"
     new = "def f(a, ax_attrs=['name', 'email', 'language']):\n    return a, ax_attrs\n"

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from workers.code_paths import is_example_path, is_test_path
 from workers.review.base_text import text_before
 from workers.review.constant_sql import built_from_constants
+from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     compares_with_a_supported_python,
@@ -378,14 +379,20 @@ def run_ruff(
         compiles_from: dict[str, int] = {}
         # (path, name): an "undefined" name the untouched lines of the file already use
         used_undefined: set[tuple[str, str]] = set()
-        # the same remark, before and after, per hunk: see _old_remarks
+
+        # the same remark, before and after, per function or hunk: see _old_remarks
+        @functools.cache
+        def where(path: str) -> _Places | None:
+            was = before.get(path)
+            return None if was is None else _Places(def_names(was), def_names(wanted[path][0]))
+
         removed_had: dict[_Remark, list[str]] = {}
         added_has: dict[tuple[str, int, str], list[tuple[_Remark, str] | None]] = {}
         for item in diagnostics:
             filename = str(item.get("filename") or "")
             if filename in base:
                 entry = wanted[base[filename]][1]
-                remark = _remark(entry, item, "LEFT", before[base[filename]])
+                remark = _remark(entry, item, "LEFT", before[base[filename]], where(base[filename]))
                 if remark is not None:
                     removed_had.setdefault(remark[0], []).append(remark[1])
                 continue
@@ -398,7 +405,8 @@ def run_ruff(
             if finding is not None:
                 key = (repo_path, finding.line, finding.pattern)
                 findings.setdefault(key, finding)
-                added_has.setdefault(key, []).append(_remark(entry, item, "RIGHT", text))
+                remark = _remark(entry, item, "RIGHT", text, where(repo_path))
+                added_has.setdefault(key, []).append(remark)
             elif _row_col(item.get("location"))[0] not in entry.added:
                 unchanged[repo_path, str(item.get("code") or "")] += 1
                 needs = _syntax_needs(str(item.get("message") or ""))
@@ -438,13 +446,29 @@ def _write(root: Path, texts: Mapping[str, str]) -> dict[str, str]:
     return written
 
 
-# A remark as it is matched across the change: path, hunk, rule code, ruff's message, and
-# for bandit's rules the flagged text as well.
-_Remark = tuple[str, int, str, str, str]
+# A remark as it is matched across the change: path, place (see _Places), rule code,
+# ruff's message, and for bandit's rules the flagged text as well.
+_Remark = tuple[str, str, str, str, str]
+
+
+@dataclass(frozen=True)
+class _Places:
+    """Where a changed line stands, to match a remark before and after the change: in
+    the function of its name when that function is on both sides (humanize 4.17 hoisted
+    ``date.today()`` to the top of ``naturalday``, seven lines up, another hunk), else in
+    its hunk (a renamed function, module-level code)."""
+
+    old: DefNames
+    new: DefNames
+
+    def of(self, side: Side, row: int, hunk: int) -> str:
+        mine, other = (self.old, self.new) if side == "LEFT" else (self.new, self.old)
+        name = mine.at(row)
+        return f"def {name}" if name is not None and name in other.names else f"hunk {hunk}"
 
 
 def _remark(
-    entry: FileChange, item: Mapping[str, Any], side: Side, text: str
+    entry: FileChange, item: Mapping[str, Any], side: Side, text: str, places: _Places | None
 ) -> tuple[_Remark, str] | None:
     """A diagnostic on a changed line, as it is matched across the change, with the text
     of its line; None for one on a line the change left alone, or a syntax error."""
@@ -461,15 +485,16 @@ def _remark(
             return None
         flagged = " ".join(lines[row - 1][max(column - 1, 0) : max(end_column - 1, 0)].split())
     message = str(item.get("message") or "")
-    return (entry.path, line.hunk, code, message, flagged), line.text
+    place = f"hunk {line.hunk}" if places is None else places.of(side, row, line.hunk)
+    return (entry.path, place, code, message, flagged), line.text
 
 
 def _old_remarks(
     added_has: Mapping[tuple[str, int, str], list[tuple[_Remark, str] | None]],
     removed_had: Mapping[_Remark, list[str]],
 ) -> set[tuple[str, int, str]]:
-    """The findings whose remark a removed line of the same hunk already drew: the line
-    changed around it, the code it is about did not.
+    """The findings whose remark a removed line of the same function (or hunk, see
+    _Places) already drew: the line changed around it, the code it is about did not.
 
     tornado 6.6 turned ``List[str]`` into ``list[str]`` across its annotations, and a
     mutable default that had stood in ``ax_attrs: List[str] = ["name", "email", …]`` for
