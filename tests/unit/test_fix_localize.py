@@ -638,6 +638,31 @@ def test_the_guard_of_a_raise_in_a_traceback_is_suspected_with_it() -> None:
     assert {s.line for s in alone} == {19}
 
 
+def test_the_loop_test_around_a_call_that_takes_nothing_is_suspected_with_it() -> None:
+    """cachetools with ``while self.currsize + 1 >= maxsize: self.popitem()``: the
+    tracebacks of the evicted keys go through ``self.popitem()``, a call with nothing
+    to edit; whether it runs is the loop's test. A call that passes something keeps its
+    frame alone (its arguments are what to edit, see _argument_sources)."""
+    source = (
+        "class Cache:\n"
+        "    def __setitem__(self, key, value):\n"
+        "        while self.currsize + 1 >= self.maxsize:\n"
+        "            self.popitem()\n"
+        "        if key in self.data:\n"
+        "            self.evict(key)\n"
+        "        self.data[key] = value\n"
+    )
+    files = {"src/cache.py": source}
+
+    def suspected(line: int) -> dict[int, float]:
+        report = f'File "/w/src/cache.py", line {line}, in __setitem__\n'
+        found = from_failures([result("tests/test_c.py::test_fit", "failed", report)], files)
+        return {s.line: s.score for s in found}
+
+    assert suspected(4) == {4: 1.0, 3: pytest.approx(GUARD_SHARE)}
+    assert suspected(6) == {6: 1.0}
+
+
 def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:
     """``if slot.overlaps(existing): raise ConflictError``: the answer is ``overlaps``'s."""
     source = (

@@ -368,32 +368,50 @@ def _binds_any(statement: ast.stmt, names: Collection[str]) -> bool:
 
 
 def _with_guard(source: str | None, line: int) -> list[tuple[int, float]]:
-    """``line`` (share 1), and when it is a ``raise`` under an ``if`` (in its body or its
-    ``else``), the lines of that ``if``'s test (share :data:`GUARD_SHARE`)."""
+    """``line`` (share 1), and when it holds nothing to edit but whether it runs, the
+    lines of the test of the ``if`` or ``while`` around it (share :data:`GUARD_SHARE`)."""
     return [(line, 1.0), *((at, GUARD_SHARE) for at in _guard_lines(source, line) if at != line)]
+
+
+def _only_runs_or_not(statement: ast.stmt) -> bool:
+    """A ``raise`` (no edit of ``raise ValueError("value too large")`` fixes it) or a
+    call that passes nothing (cachetools' ``self.popitem()`` under ``while
+    self.currsize + 1 >= maxsize``: the tracebacks of the keys evicted too early go
+    through it): the fault is in the decision to run it."""
+    if isinstance(statement, ast.Raise):
+        return True
+    if not isinstance(statement, ast.Expr):
+        return False
+    value = statement.value
+    call = value.value if isinstance(value, ast.Await) else value
+    return isinstance(call, ast.Call) and not call.args and not call.keywords
 
 
 def _guard_lines(source: str | None, line: int) -> list[int]:
     tree = _parse_source(source) if source is not None else None
     if tree is None:
         return []
-    guard: ast.If | None = None
+    guard: ast.If | ast.While | None = None
     found = False
 
-    def visit(node: ast.AST, innermost_if: ast.If | None) -> None:
+    def visit(node: ast.AST, innermost: ast.If | ast.While | None) -> None:
         nonlocal guard, found
         for child in ast.iter_child_nodes(node):
             if found:
                 return
-            if isinstance(child, ast.Raise) and child.lineno <= line <= (child.end_lineno or 0):
-                guard, found = innermost_if, True
+            if (
+                isinstance(child, ast.stmt)
+                and child.lineno <= line <= (child.end_lineno or 0)
+                and _only_runs_or_not(child)
+            ):
+                guard, found = innermost, True
                 return
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 visit(child, None)  # a guard outside a function does not decide inside it
-            elif isinstance(child, ast.If):
+            elif isinstance(child, ast.If | ast.While):
                 visit(child, child)
             else:
-                visit(child, innermost_if)
+                visit(child, innermost)
 
     visit(tree, None)
     return [] if guard is None else list(_test_lines(guard.test))
