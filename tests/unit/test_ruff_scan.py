@@ -717,6 +717,29 @@ def test_an_assert_that_tests_an_operator_as_written_is_no_remark_in_test_code()
     assert [f.path for f in found if f.pattern == "ruff:PLR0124"] == ["pkg/eq.py"]
 
 
+def test_a_value_compared_with_itself_to_find_nan_is_no_remark() -> None:
+    """tablib 3.10's SQL export: ``value == value and value not in (float('inf'), …)``
+    under ``# non-finite as NULL`` is the NaN test (NaN is the one float not equal to
+    itself), as is the json encoder's ``if o != o: text = 'NaN'`` and a compare inside
+    ``isinstance(x, float)``. A name compared with itself with no word of NaN or
+    infinity near it, and no float check around it, is the typo the rule is for."""
+    source = (
+        "def render(value, other):\n"
+        "    if isinstance(value, float):\n"
+        "        # non-finite as NULL\n"
+        "        if value == value and value not in (float('inf'), -float('inf')):\n"
+        "            return repr(value)\n"
+        "    if other != other:\n"
+        "        text = 'NaN'\n"
+        "    if isinstance(other, (int, float)) and other != other:\n"
+        "        return None\n"
+        "    return other == other\n"
+    )
+    found = scan({"src/tablib/formats/_sql.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLR0124"] == [10]
+
+
 def test_a_class_with_eq_and_no_hash_is_minor_in_test_code() -> None:
     source = "class Same:\n    def __eq__(self, other):\n        return True\n"
     found = scan({path: ("", source) for path in ("tests/test_eq.py", "pkg/eq.py")})

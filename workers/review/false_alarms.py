@@ -70,6 +70,11 @@ review, and reading a little more of the file settles them:
   (a name compared with itself) in an ``assert`` of test code: babel 2.19 tests its
   ``__eq__`` and ``__ne__`` with ``assert not (message == other)`` and
   ``assert en_US == en_US``. The operator as written is what the test is about.
+- ``PLR0124`` (a name compared with itself) where it tests for NaN, the one float not
+  equal to itself: a word of NaN or infinity within two lines (tablib 3.10's
+  ``value == value and value not in (float('inf'), …)`` under ``# non-finite as NULL``,
+  the json encoder's ``if o != o: text = 'NaN'``), or an ``isinstance(x, float)``
+  deciding it. Without either, ``a == a`` is the typo the rule is for.
 - ``PLW1510`` (``subprocess.run`` without ``check``) on a call whose result is kept and
   its ``returncode`` read, or ``check_returncode()`` called, in the same function:
   click-repl's test asserts ``result.returncode == 0`` with the child's stderr as the
@@ -872,3 +877,57 @@ def in_the_librarys_own_package(path: str, code: str) -> bool:
     if parts[0] in _SOURCE_ROOTS:
         parts = parts[1:]
     return library is not None and len(parts) > 1 and parts[0] == library
+
+
+_SELF_COMPARED = re.compile(r"`([\w.]+) (?:==|!=) \1`")
+_NAN_WORDS = re.compile(r"(?i)\b(?:nan|inf|infinity|infinite|finite|isnan|isinf|isfinite)\b")
+
+
+def tests_for_nan(source: str, row: int, message: str) -> bool:
+    """Whether the comparison with itself on ``row`` is a NaN test (see the module's
+    docstring): a word of NaN or infinity on the lines around it, or a float check on
+    the name in the ``if`` tests around it or in the same condition."""
+    compared = _SELF_COMPARED.search(message)
+    lines = source.splitlines()
+    if compared is None or not 0 < row <= len(lines):
+        return False
+    if any(_NAN_WORDS.search(line) for line in lines[max(row - 3, 0) : row + 2]):
+        return True
+    tree = parse_source(source)
+    return tree is not None and _float_checked(tree, row, compared.group(1), ())
+
+
+def _float_checked(node: ast.AST, row: int, name: str, tests: tuple[ast.expr, ...]) -> bool:
+    """Whether an ``isinstance(name, float)`` stands in ``tests`` (the tests of the
+    ``if``s whose body holds ``row``) or in the statement on ``row``, below ``node``."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.stmt) or not (
+            child.lineno <= row <= (child.end_lineno or child.lineno)
+        ):
+            continue
+        if isinstance(child, ast.If | ast.While) and child.test.lineno <= row <= (
+            child.test.end_lineno or child.test.lineno
+        ):
+            return any(_checks_float(test, name) for test in (*tests, child.test))
+        if not any(isinstance(inner, ast.stmt) for inner in ast.iter_child_nodes(child)):
+            return any(_checks_float(test, name) for test in (*tests, child))
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return _float_checked(child, row, name, ())  # an outer test decides no call
+        if isinstance(child, ast.If) and child.body[0].lineno <= row <= (
+            child.body[-1].end_lineno or child.body[-1].lineno
+        ):
+            tests = (*tests, child.test)
+        return _float_checked(child, row, name, tests)
+    return False
+
+
+def _checks_float(node: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "isinstance"
+        and len(call.args) == 2
+        and ast.unparse(call.args[0]) == name
+        and any(isinstance(t, ast.Name) and t.id == "float" for t in ast.walk(call.args[1]))
+        for call in ast.walk(node)
+    )

@@ -60,6 +60,7 @@ from workers.review.false_alarms import (
     self_assigned_builtin,
     split_inside_a_sentence,
     strings_on,
+    tests_for_nan,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding, Side
 from workers.review.loop_closures import used_in_its_iteration
@@ -652,6 +653,7 @@ def _finding(
         or (code == "F401" and in_type_comments(text, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
+        or (code == "PLR0124" and tests_for_nan(text, row, message))
         or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
         or (code is not None and in_the_librarys_own_package(path, code))
