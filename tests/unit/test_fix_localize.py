@@ -638,18 +638,19 @@ def test_the_guard_of_a_raise_in_a_traceback_is_suspected_with_it() -> None:
     assert {s.line for s in alone} == {19}
 
 
-def test_the_loop_test_around_a_call_that_takes_nothing_is_suspected_with_it() -> None:
+def test_the_test_deciding_a_frames_line_is_suspected_with_it() -> None:
     """cachetools with ``while self.currsize + 1 >= maxsize: self.popitem()``: the
-    tracebacks of the evicted keys go through ``self.popitem()``, a call with nothing
-    to edit; whether it runs is the loop's test. A call that passes something keeps its
-    frame alone (its arguments are what to edit, see _argument_sources)."""
+    tracebacks of the keys evicted too early go through ``self.popitem()``, which holds
+    nothing to edit; xmltodict's ``if len(self.path) >= self.item_depth:`` ran the
+    caller's callback for items it should not have. A test that only asks a builtin
+    decides like any other; a frame on the test itself has no guard of its own."""
     source = (
         "class Cache:\n"
         "    def __setitem__(self, key, value):\n"
         "        while self.currsize + 1 >= self.maxsize:\n"
         "            self.popitem()\n"
-        "        if key in self.data:\n"
-        "            self.evict(key)\n"
+        "        if len(self.path) >= self.depth:\n"
+        "            self.callback(self.path, key)\n"
         "        self.data[key] = value\n"
     )
     files = {"src/cache.py": source}
@@ -660,7 +661,9 @@ def test_the_loop_test_around_a_call_that_takes_nothing_is_suspected_with_it() -
         return {s.line: s.score for s in found}
 
     assert suspected(4) == {4: 1.0, 3: pytest.approx(GUARD_SHARE)}
-    assert suspected(6) == {6: 1.0}
+    assert suspected(6) == {6: 1.0, 5: pytest.approx(GUARD_SHARE)}
+    assert suspected(7) == {7: 1.0}
+    assert suspected(3) == {3: 1.0}
 
 
 def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:

@@ -43,6 +43,7 @@ host - only in the sandbox's Python).
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import io
 import math
@@ -85,9 +86,9 @@ KIND_WEIGHTS: dict[str, float] = {
 OTHER_WEIGHT = 1.0
 
 FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
-# A frame on a ``raise`` also points at the test of the ``if`` that decided to raise, a
-# little less: no edit of ``raise ValueError("value too large")`` fixes it, while its
-# guard ``if size >= maxsize:`` may be the bug (cachetools: that guard came 7th of the
+# A frame also points at the test of the ``if`` (or ``while``) that decided to run its
+# line, a little less: no edit of ``raise ValueError("value too large")`` fixes it, while
+# its guard ``if size >= maxsize:`` may be the bug (cachetools: that guard came 7th of the
 # suspects and took 32 sandbox runs to reach). Less than a caller's frame (FRAME_DECAY):
 # a caller that passed the wrong values is as likely (a transfer that swapped source and
 # target trips a correct balance check), and not when the test calls out
@@ -368,23 +369,14 @@ def _binds_any(statement: ast.stmt, names: Collection[str]) -> bool:
 
 
 def _with_guard(source: str | None, line: int) -> list[tuple[int, float]]:
-    """``line`` (share 1), and when it holds nothing to edit but whether it runs, the
-    lines of the test of the ``if`` or ``while`` around it (share :data:`GUARD_SHARE`)."""
+    """``line`` (share 1) and the lines of the test of the ``if`` or ``while`` around it
+    (share :data:`GUARD_SHARE`): the frame's line ran, and whether it should have is the
+    test's to say, as the spectrum's lines point at theirs (:func:`_with_deciding_lines`).
+    No edit of ``raise ValueError("value too large")`` fixes it; cachetools'
+    ``self.popitem()`` under ``while self.currsize + 1 >= maxsize`` and xmltodict's
+    ``self.item_callback(self.path, item)`` under ``if len(self.path) >= depth`` ran
+    when they should not have, and their lines hold nothing wrong."""
     return [(line, 1.0), *((at, GUARD_SHARE) for at in _guard_lines(source, line) if at != line)]
-
-
-def _only_runs_or_not(statement: ast.stmt) -> bool:
-    """A ``raise`` (no edit of ``raise ValueError("value too large")`` fixes it) or a
-    call that passes nothing (cachetools' ``self.popitem()`` under ``while
-    self.currsize + 1 >= maxsize``: the tracebacks of the keys evicted too early go
-    through it): the fault is in the decision to run it."""
-    if isinstance(statement, ast.Raise):
-        return True
-    if not isinstance(statement, ast.Expr):
-        return False
-    value = statement.value
-    call = value.value if isinstance(value, ast.Await) else value
-    return isinstance(call, ast.Call) and not call.args and not call.keywords
 
 
 def _guard_lines(source: str | None, line: int) -> list[int]:
@@ -402,7 +394,7 @@ def _guard_lines(source: str | None, line: int) -> list[int]:
             if (
                 isinstance(child, ast.stmt)
                 and child.lineno <= line <= (child.end_lineno or 0)
-                and _only_runs_or_not(child)
+                and not any(isinstance(inner, ast.stmt) for inner in ast.iter_child_nodes(child))
             ):
                 guard, found = innermost, True
                 return
@@ -977,8 +969,9 @@ def _deciding_tests(source: str) -> dict[int, tuple[int, ...]]:
 
 def _test_lines(test: ast.expr) -> tuple[int, ...]:
     """The lines of an ``if``'s test; none for a test that calls out (``if
-    slot.overlaps(other):``), whose answer is elsewhere."""
-    if any(isinstance(node, ast.Call) for node in ast.walk(test)):
+    slot.overlaps(other):``), whose answer is elsewhere. A builtin answers nothing of
+    the code's own: xmltodict's ``if len(self.path) >= self.item_depth:`` decides."""
+    if any(isinstance(node, ast.Call) and not _calls_a_builtin(node) for node in ast.walk(test)):
         return ()
     return tuple(range(test.lineno, (test.end_lineno or test.lineno) + 1))
 
@@ -1186,3 +1179,10 @@ def rank(*sources: list[Suspect], limit: int = 20) -> list[Suspect]:
 
 def _sorted(suspects: Iterable[Suspect]) -> list[Suspect]:
     return sorted(suspects, key=lambda s: (-s.score, s.path, s.line))
+
+
+_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+
+
+def _calls_a_builtin(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id in _BUILTINS
