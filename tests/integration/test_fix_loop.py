@@ -432,6 +432,23 @@ def test_tests_that_fail_whatever_the_code_does_are_set_aside(
     assert result.as_json()["environment_failed"] == result.environment_failed
 
 
+def test_a_test_module_that_cannot_be_imported_does_not_hide_the_others(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    """humanize 4.17's ``tests/test_time.py`` imports freezegun at its top; without it
+    pytest stopped at collection ("Interrupted: 2 errors") and ran none of the tests
+    that showed the bug, so the fix said only those two failed."""
+    (checkout / "tests" / "test_clock.py").write_text(
+        "import leftpad  # noqa: F401\n\n\ndef test_pads():\n    assert True\n"
+    )
+    result = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30)).run(
+        repo="octo-org/shop", issue_id="27", issue_text=ISSUE, checkout=checkout
+    )
+    assert result.environment_failed == {"tests.test_clock": "missing dependency 'leftpad'"}
+    assert result.baseline_failed and all("test_pricing" in t for t in result.baseline_failed)
+    assert result.fixed, result.message
+
+
 def test_when_only_such_tests_fail_the_fix_says_what_they_need(
     sandbox: Sandbox, checkout: Path
 ) -> None:

@@ -175,6 +175,7 @@ def test_pytest_command() -> None:
         "--junitxml=/workspace/.kaizen-junit.xml",
         "-p",
         "no:cacheprovider",
+        "--continue-on-collection-errors",
         "tests",
         "-x",
     ]

@@ -181,7 +181,10 @@ def pytest_command(
     python: str = "python",
     has_pytest_timeout: bool | None = None,
 ) -> list[str]:
-    """``python -m pytest`` writing a JUnit report to ``junit_path``, without a cache dir.
+    """``python -m pytest`` writing a JUnit report to ``junit_path``, without a cache dir,
+    going on past a test module that cannot be imported: humanize's tests import
+    freezegun at the top of two modules, and without it pytest stopped at collection and
+    ran none of the tests that showed the bug (the module's error is in the report).
 
     With ``per_test_timeout_s``, ``--timeout`` is added so a hanging test fails on its own
     (instead of the whole run timing out) - but only when pytest-timeout is importable by
@@ -189,7 +192,16 @@ def pytest_command(
     if you know, otherwise it is checked by running ``python`` on the host (the sandbox
     binds the host's interpreters read-only, so the answer is the same there).
     """
-    cmd = [python, "-m", "pytest", "-q", f"--junitxml={junit_path}", "-p", "no:cacheprovider"]
+    cmd = [
+        python,
+        "-m",
+        "pytest",
+        "-q",
+        f"--junitxml={junit_path}",
+        "-p",
+        "no:cacheprovider",
+        "--continue-on-collection-errors",
+    ]
     if per_test_timeout_s is not None and per_test_timeout_s > 0:
         if has_pytest_timeout is None:
             has_pytest_timeout = has_module(python, "pytest_timeout")
