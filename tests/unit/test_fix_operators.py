@@ -660,6 +660,21 @@ def test_constant_flips_a_wrong_initial_flag() -> None:
     )
 
 
+def test_constant_tries_a_power_of_ten_at_the_next_scale_and_the_binary_thousand() -> None:
+    """humanize's ordinal with ``value % 10 in (11, 12, 13)`` for ``% 100``; a size in
+    decimal thousands where binary ones were meant. Other numbers keep their value."""
+    buggy = src(
+        """
+        def suffix(value):
+            return 0 if value % 10 in (11, 12, 13) else value % 10
+        """
+    )
+    assert_fixes(buggy, buggy.replace("value % 10 in", "value % 100 in"), "return 0 if", "constant")
+    sizes = "def kib(n):\n    return n / 1000 + 12 - 1\n"
+    afters = {p.after for p in generate_patches(sizes, "a.py", 2, operators=["constant"])}
+    assert afters == {sizes.replace("1000", alt) for alt in ("10000", "100", "1024")}
+
+
 def test_constant_swaps_empty_string_and_none_but_leaves_annotations() -> None:
     buggy = src(
         """

@@ -1682,6 +1682,10 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             if _is_offset(parent, node):
                 continue  # `n - 1` → `n - 0` is off-by-one's `n`, written badly
             alts = [str(1 - value)]
+        elif type(value) is int and (scaled := _other_scales(value)):
+            if _is_offset(ctx.parents.get(node), node):
+                continue
+            alts = scaled
         elif type(value) is float and value in (0.0, 1.0):
             alts = ["1.0" if value == 0.0 else "0.0"]
         elif value is None:
@@ -1695,6 +1699,24 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             continue
         for rank, alt in enumerate(alts):
             yield _Edit((rank, span[0]), span[0], span[1], alt, _change(ctx.text(node), alt))
+
+
+def _other_scales(value: int) -> list[str]:
+    """The scales a power of ten may have been meant at: a zero too few or too many
+    (humanize's ordinal took ``value % 10 in (11, 12, 13)`` for ``% 100``), and the
+    binary thousand for the decimal one and back (``1000`` for ``1024`` in a size)."""
+    if value < 10:
+        return []
+    if value == 1024:
+        return ["1000"]
+    text = str(value)
+    if text.strip("0") != "1":
+        return []
+    return [
+        str(value * 10),
+        *([str(value // 10)] if value >= 100 else []),
+        *(["1024"] if value == 1000 else []),
+    ]
 
 
 _DUALS = {
