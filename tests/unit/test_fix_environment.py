@@ -8,6 +8,7 @@ from workers.fix.environment import (
     describe,
     environment_cause,
     environment_failures,
+    fixture_names,
     repository_modules,
 )
 from workers.sandbox.junit import TestResult
@@ -111,3 +112,26 @@ def test_the_set_aside_failures_are_counted_by_cause() -> None:
         "3 test(s) fail in the sandbox whatever the code does "
         "(no network: 2, missing dependency 'requests': 1)"
     )
+
+
+def test_a_fixture_no_file_of_the_repository_defines_is_a_missing_plugin() -> None:
+    """humanize's benchmarks take pytest-codspeed's ``benchmark`` fixture: without the
+    plugin 15 tests error on setup whatever the code does, and as targets no patch could
+    ever pass them. A fixture the repository defines (by its name or ``name=``) and
+    failing to be found is its own conftest's doing."""
+    files = {
+        "tests/conftest.py": (
+            "import pytest\n\n\n@pytest.fixture\ndef shop():\n    return 1\n\n\n"
+            '@pytest.fixture(name="client")\ndef _client():\n    return 2\n'
+        ),
+        "shop/pricing.py": "def total():\n    return 0\n",
+    }
+    own = repository_modules(files)
+    names = fixture_names(files)
+    text = "file tests/test_b.py, line 3\n  def test_x(benchmark):\nE       fixture '{}' not found"
+
+    assert environment_cause(failing(text.format("benchmark"), outcome="error"), own, names) == (
+        "missing pytest plugin (fixture 'benchmark')"
+    )
+    assert environment_cause(failing(text.format("shop"), outcome="error"), own, names) is None
+    assert environment_cause(failing(text.format("client"), outcome="error"), own, names) is None

@@ -10,9 +10,10 @@ Only unambiguous signs count: ``No module named 'x'`` for a top-level module the
 repository does not have (an ImportError of its own modules is a bug to fix) and that is
 not a misspelling of one of its own or the standard library's (``colections``,
 ``datetme``: a letter dropped or swapped, which no popular package's name is), and a
-host name that cannot be resolved or a network that cannot be reached. A refused
-connection is not one of them: a test's own server on the loopback refusing is as
-likely to be the bug.
+host name that cannot be resolved or a network that cannot be reached, and a fixture
+pytest cannot find that no file of the repository defines (a plugin's: humanize's
+benchmarks take pytest-codspeed's ``benchmark``). A refused connection is not one of
+them: a test's own server on the loopback refusing is as likely to be the bug.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ _NO_NETWORK = re.compile(
     r"Temporary failure in name resolution|Name or service not known"
     r"|nodename nor servname provided|NameResolutionError|getaddrinfo failed"
     r"|Network is unreachable|\[Errno -(?:2|3|5)\]|\[Errno 101\]"
+)
+_NO_FIXTURE = re.compile(r"fixture '(\w+)' not found")
+# what a repository's own code may define a fixture as: a function, a fixture's
+# ``name=``, or an assignment (``client = pytest.fixture(make_client)``)
+_DEFINED = re.compile(
+    r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)|\bname[ \t]*=[ \t]*['\"](\w+)['\"]|^[ \t]*(\w+)[ \t]*=",
+    re.MULTILINE,
 )
 # difflib's ratio at which a missing module reads as a misspelling of an existing one:
 # one dropped or swapped letter in a name of six or more letters. No name on a list of
@@ -64,8 +72,23 @@ def repository_modules(paths: Iterable[str]) -> set[str]:
     return names
 
 
-def environment_cause(test: TestResult, own_modules: Collection[str]) -> str | None:
-    """Why ``test`` fails whatever the code does, in a few words, or ``None``."""
+def fixture_names(files: Mapping[str, str]) -> set[str]:
+    """Every name the repository's Python files could define a fixture as (see
+    :data:`_DEFINED`): more than the fixtures, which only makes a missing one rarer."""
+    return {
+        name
+        for text in files.values()
+        for match in _DEFINED.finditer(text)
+        for name in match.groups()
+        if name
+    }
+
+
+def environment_cause(
+    test: TestResult, own_modules: Collection[str], own_names: Collection[str] = frozenset()
+) -> str | None:
+    """Why ``test`` fails whatever the code does, in a few words, or ``None``.
+    ``own_names`` are the repository's :func:`fixture_names`."""
     if test.outcome not in ("failed", "error"):
         return None
     text = f"{test.message}\n{test.traceback[-_TAIL_CHARS:]}"
@@ -75,16 +98,21 @@ def environment_cause(test: TestResult, own_modules: Collection[str]) -> str | N
             return f"missing dependency '{top}'"
     if _NO_NETWORK.search(text):
         return "no network"
+    fixture = _NO_FIXTURE.search(text)
+    if fixture is not None and fixture.group(1) not in own_names:
+        return f"missing pytest plugin (fixture '{fixture.group(1)}')"
     return None
 
 
 def environment_failures(
-    tests: Iterable[TestResult], own_modules: Collection[str]
+    tests: Iterable[TestResult],
+    own_modules: Collection[str],
+    own_names: Collection[str] = frozenset(),
 ) -> dict[str, str]:
     """Node id -> cause, for the failing tests the code cannot be blamed for."""
     found: dict[str, str] = {}
     for test in tests:
-        cause = environment_cause(test, own_modules)
+        cause = environment_cause(test, own_modules, own_names)
         if cause is not None:
             found[test.nodeid] = cause
     return found

@@ -54,7 +54,12 @@ from memory.scores import Prior, posterior
 from memory.service import Memory
 from memory.types import Experience, Kind, Outcome, Signal
 from workers.fix import localize
-from workers.fix.environment import describe, environment_failures, repository_modules
+from workers.fix.environment import (
+    describe,
+    environment_failures,
+    fixture_names,
+    repository_modules,
+)
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.issue_hints import operator_hints
 from workers.fix.operators import OPERATORS
@@ -432,7 +437,9 @@ class FixLoop:
                 f"The tests could not be run: {baseline.report_error}.\n\n```\n{tail}\n```",
             )
         files = python_files(checkout)
-        set_aside = environment_failures(baseline.tests, repository_modules(files))
+        set_aside = environment_failures(
+            baseline.tests, repository_modules(files), fixture_names(files)
+        )
         if set_aside:
             self.progress(f"{describe(set_aside)}: set aside, not targets.")
             baseline = baseline.without(set_aside)
