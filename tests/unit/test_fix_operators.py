@@ -660,6 +660,26 @@ def test_constant_flips_a_wrong_initial_flag() -> None:
     )
 
 
+def test_swap_arguments_swaps_the_two_values_of_a_conditional_expression() -> None:
+    """humanize's ``base = 1000 if (gnu or binary) else 1024``: the two bases the wrong
+    way round. A chained conditional is left alone (swapped, it would regroup)."""
+    buggy = src(
+        """
+        def base(binary):
+            return 1000 if binary else 1024
+        """
+    )
+    assert_fixes(
+        buggy,
+        buggy.replace("1000 if binary else 1024", "1024 if binary else 1000"),
+        "return",
+        "swap-arguments",
+    )
+    chained = "def f(a, b):\n    return 1 if a else 2 if b else 3\n"
+    afters = [p.after for p in generate_patches(chained, "a.py", 2, operators=["swap-arguments"])]
+    assert afters == [chained.replace("2 if b else 3", "3 if b else 2")]
+
+
 def test_constant_tries_a_power_of_ten_at_the_next_scale_and_the_binary_thousand() -> None:
     """humanize's ordinal with ``value % 10 in (11, 12, 13)`` for ``% 100``; a size in
     decimal thousands where binary ones were meant. Other numbers keep their value."""

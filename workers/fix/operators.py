@@ -964,7 +964,8 @@ def _swap(ctx: _Ctx, a: ast.AST, b: ast.AST) -> tuple[int, int, str] | None:
 
 
 def _op_swap_arguments(ctx: _Ctx) -> Iterator[_Edit]:
-    """``f(a, b)`` → ``f(b, a)`` and ``a - b`` → ``b - a``: operands in the wrong order."""
+    """``f(a, b)`` → ``f(b, a)``, ``a - b`` → ``b - a`` and ``a if c else b`` → ``b if c
+    else a``: operands in the wrong order."""
     for node in ctx.nodes:
         if isinstance(node, ast.Call):
             func = node.func
@@ -991,6 +992,17 @@ def _op_swap_arguments(ctx: _Ctx) -> Iterator[_Edit]:
             if swapped:
                 desc = _change(ctx.text(node), swapped[2])
                 yield _Edit((0, swapped[0]), *swapped, desc)
+        elif (
+            isinstance(node, ast.IfExp)
+            and ctx.text(node.body) != ctx.text(node.orelse)
+            # a chained `a if c else b if d else e` would regroup once swapped
+            and not isinstance(node.orelse, ast.IfExp | ast.Lambda | ast.NamedExpr)
+        ):
+            # `1024 if binary else 1000` with the two values the wrong way round
+            swapped = _swap(ctx, node.body, node.orelse)
+            if swapped:
+                desc = f"swap `{_show(ctx.text(node.body))}` and `{_show(ctx.text(node.orelse))}`"
+                yield _Edit((1, swapped[0]), *swapped, desc)
 
 
 def _swap_operands(ctx: _Ctx, node: ast.BinOp) -> tuple[int, int, str] | None:
