@@ -740,6 +740,23 @@ def test_a_value_compared_with_itself_to_find_nan_is_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:PLR0124"] == [10]
 
 
+def test_logging_an_exception_in_a_function_handed_it_is_no_remark() -> None:
+    """flask-cors 6's example: ``@app.errorhandler(500) def server_error(e: Exception)``
+    logs with ``logging.exception``; Flask calls it from its ``except`` block. A function
+    handed nothing of the kind keeps LOG004."""
+    source = (
+        "import logging\n\n\n"
+        "def server_error(e: Exception):\n"
+        "    logging.getLogger(__name__).exception('failed: %s', e)\n"
+        "    return 'error', 500\n\n\n"
+        "def report(message):\n"
+        "    logging.getLogger(__name__).exception(message)\n"
+    )
+    found = scan({"app/errors.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:LOG004"] == [10]
+
+
 def test_a_class_with_eq_and_no_hash_is_minor_in_test_code() -> None:
     source = "class Same:\n    def __eq__(self, other):\n        return True\n"
     found = scan({path: ("", source) for path in ("tests/test_eq.py", "pkg/eq.py")})

@@ -34,6 +34,10 @@ review, and reading a little more of the file settles them:
   ``_pubsub_exception_handler(self, exc, pubsub, pubsub_thread)``, which redis-py
   calls from its ``except`` block, re-raises what it will not retry.
 
+- ``LOG004`` (``.exception()`` outside an exception handler) in a function handed the
+  exception, as for ``PLE0704``: a Flask ``errorhandler`` (flask-cors 6's example app)
+  or a Starlette exception handler is called from the framework's ``except`` block.
+
 - ``B007`` (loop variable not used in the loop body) on a variable read after the loop:
   humanize's ``for i, s in enumerate(suffix, 2): … break`` keeps ``s`` for the return
   that follows. The rename to ``_s`` the rule asks for breaks the function.
@@ -343,6 +347,20 @@ def reraises_a_handled_exception(source: str, row: int) -> bool:
                 if isinstance(inner, ast.Raise) and inner.exc is None and inner.lineno == row:
                     return True
     return False
+
+
+def logs_a_handled_exception(source: str, row: int) -> bool:
+    """Whether the ``.exception()`` call on ``row`` is in a function handed the exception
+    it logs (see the module docstring): flask-cors 6's example
+    ``@app.errorhandler(500) def server_error(e: Exception)`` runs inside Flask's
+    ``except`` block, where ``logging.exception`` has the traceback to log."""
+    tree = parse_source(source)
+    return tree is not None and any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and _handed_an_exception(node.args)
+        and node.body[0].lineno <= row <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+    )
 
 
 _EXCEPTION_PARAMETERS = frozenset(

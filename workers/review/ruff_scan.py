@@ -47,6 +47,7 @@ from workers.review.false_alarms import (
     in_the_librarys_own_package,
     in_type_comments,
     loads_with_its_own_loader,
+    logs_a_handled_exception,
     loop_variable_read_after,
     mutated_nowhere_in_the_file,
     not_djangos_extra,
@@ -642,6 +643,7 @@ def _finding(
         or (code == "B018" and raises_on_purpose(text, row))
         or (code == "B018" and reads_a_property(text, row, in_tests))
         or (code == "PLE0704" and reraises_a_handled_exception(text, row))
+        or (code == "LOG004" and logs_a_handled_exception(text, row))
         or (code in ("S102", "S307") and runs_code_written_here(text, row))
         or (code == "B007" and _loop_variable_kept(text, row, message))
         or (code == "F821" and _defined_elsewhere(text, message, python))
