@@ -21,10 +21,7 @@ class DefNames:
     """The functions of one text: their qualified names and the rows they span."""
 
     spans: tuple[tuple[int, int, str], ...]  # (first row, last row, qualified name)
-
-    @property
-    def names(self) -> frozenset[str]:
-        return frozenset(name for _first, _last, name in self.spans)
+    names: frozenset[str]
 
     def at(self, row: int) -> str | None:
         """The innermost function whose lines (decorators included) hold ``row``."""
@@ -44,8 +41,9 @@ def def_names(text: str) -> DefNames:
             warnings.simplefilter("ignore")  # invalid escapes in old code: not ours to say
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return DefNames(())
-    return DefNames(tuple(sorted(_spans(list(tree.body), ""))))
+        return DefNames((), frozenset())
+    spans = tuple(sorted(_spans(list(tree.body), "")))
+    return DefNames(spans, frozenset(name for _first, _last, name in spans))
 
 
 def _spans(nodes: list[ast.AST], prefix: str) -> Iterator[tuple[int, int, str]]:
