@@ -757,6 +757,34 @@ def test_logging_an_exception_in_a_function_handed_it_is_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:LOG004"] == [10]
 
 
+def test_an_import_a_test_makes_to_skip_without_it_is_no_remark() -> None:
+    """schedule's tests: ``try: import pytz`` / ``except ModuleNotFoundError:
+    self.skipTest("pytz unavailable")``, pytest.importorskip written out. Shipped code
+    that only sets a flag keeps ruff's find_spec advice, and so does a test that does
+    not skip."""
+    source = (
+        "def test_tz(self):\n"
+        "    try:\n"
+        "        import pytz\n"
+        "    except ModuleNotFoundError:\n"
+        "        self.skipTest('pytz unavailable')\n"
+        "    try:\n"
+        "        import numpy\n"
+        "    except ImportError:\n"
+        "        pytest.skip('no numpy')\n"
+        "    try:\n"
+        "        import yaml\n"
+        "    except ImportError:\n"
+        "        has_yaml = False\n"
+        "    return has_yaml\n"
+    )
+    in_tests = scan({"tests/test_tz.py": ("", source)})
+    shipped = scan({"pkg/tz.py": ("", source)})
+
+    assert [f.line for f in in_tests if f.pattern == "ruff:F401"] == [11]
+    assert [f.line for f in shipped if f.pattern == "ruff:F401"] == [3, 7, 11]
+
+
 def test_a_class_with_eq_and_no_hash_is_minor_in_test_code() -> None:
     source = "class Same:\n    def __eq__(self, other):\n        return True\n"
     found = scan({path: ("", source) for path in ("tests/test_eq.py", "pkg/eq.py")})

@@ -34,6 +34,10 @@ review, and reading a little more of the file settles them:
   ``_pubsub_exception_handler(self, exc, pubsub, pubsub_thread)``, which redis-py
   calls from its ``except`` block, re-raises what it will not retry.
 
+- ``F401`` (unused import) in test code on an import whose ``except ImportError``
+  skips the test: schedule's ``try: import pytz`` / ``except ModuleNotFoundError:
+  self.skipTest("pytz unavailable")`` is ``pytest.importorskip`` written out; ruff's
+  advice (``importlib.util.find_spec``) is for code that only wants to know.
 - ``LOG004`` (``.exception()`` outside an exception handler) in a function handed the
   exception, as for ``PLE0704``: a Flask ``errorhandler`` (flask-cors 6's example app)
   or a Starlette exception handler is called from the framework's ``except`` block.
@@ -347,6 +351,38 @@ def reraises_a_handled_exception(source: str, row: int) -> bool:
                 if isinstance(inner, ast.Raise) and inner.exc is None and inner.lineno == row:
                     return True
     return False
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+_SKIPS = frozenset({"skip", "skipTest", "SkipTest", "importorskip"})
+
+
+def skips_without_it(source: str, row: int) -> bool:
+    """Whether the import on ``row`` stands in a ``try`` whose ``except ImportError``
+    skips the test (``self.skipTest``, ``pytest.skip``, ``raise SkipTest``): the test's
+    check that a dependency is there, ``pytest.importorskip`` written out (schedule's
+    ``try: import pytz`` / ``except ModuleNotFoundError: self.skipTest(...)``)."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try) or not any(
+            isinstance(s, ast.Import | ast.ImportFrom) and _on_row(s, row) for s in node.body
+        ):
+            continue
+        for handler in node.handlers:
+            caught = [] if handler.type is None else list(ast.walk(handler.type))
+            if any(_name_of(n) in _IMPORT_ERRORS for n in caught) and any(
+                _name_of(n) in _SKIPS for s in handler.body for n in ast.walk(s)
+            ):
+                return True
+    return False
+
+
+def _name_of(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 def logs_a_handled_exception(source: str, row: int) -> bool:

@@ -59,6 +59,7 @@ from workers.review.false_alarms import (
     said_to_be_naive,
     said_to_be_shared,
     self_assigned_builtin,
+    skips_without_it,
     split_inside_a_sentence,
     strings_on,
     tests_for_nan,
@@ -644,6 +645,7 @@ def _finding(
         or (code == "B018" and reads_a_property(text, row, in_tests))
         or (code == "PLE0704" and reraises_a_handled_exception(text, row))
         or (code == "LOG004" and logs_a_handled_exception(text, row))
+        or (code == "F401" and in_tests and skips_without_it(text, row))
         or (code in ("S102", "S307") and runs_code_written_here(text, row))
         or (code == "B007" and _loop_variable_kept(text, row, message))
         or (code == "F821" and _defined_elsewhere(text, message, python))
