@@ -372,17 +372,11 @@ def skips_without_it(source: str, row: int) -> bool:
             continue
         for handler in node.handlers:
             caught = [] if handler.type is None else list(ast.walk(handler.type))
-            if any(_name_of(n) in _IMPORT_ERRORS for n in caught) and any(
-                _name_of(n) in _SKIPS for s in handler.body for n in ast.walk(s)
+            if any(_called_name(n) in _IMPORT_ERRORS for n in caught) and any(
+                _called_name(n) in _SKIPS for s in handler.body for n in ast.walk(s)
             ):
                 return True
     return False
-
-
-def _name_of(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 def logs_a_handled_exception(source: str, row: int) -> bool:
@@ -667,7 +661,8 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
     return False
 
 
-def _called_name(func: ast.expr) -> str | None:
+def _called_name(func: ast.AST) -> str | None:
+    """The name a call, a raise or an ``except`` names: ``f``, or ``…f`` (``x.f``)."""
     if isinstance(func, ast.Name):
         return func.id
     return func.attr if isinstance(func, ast.Attribute) else None
