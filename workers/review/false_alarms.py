@@ -337,20 +337,31 @@ def reraises_a_handled_exception(source: str, row: int) -> bool:
     tree = parse_source(source)
     if tree is None:
         return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _asks_for_handled(node.test):
-            body: list[ast.stmt] = node.body
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _handed_an_exception(
-            node.args
-        ):
-            body = node.body
-        else:
-            continue
-        for statement in body:
-            for inner in ast.walk(statement):
-                if isinstance(inner, ast.Raise) and inner.exc is None and inner.lineno == row:
-                    return True
-    return False
+    under_a_check = (
+        inner
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _asks_for_handled(node.test)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    )
+    if any(_bare_raise_on(inner, row) for inner in under_a_check):
+        return True
+    return any(_bare_raise_on(inner, row) for inner in ast.walk(tree)) and _in_a_handler(tree, row)
+
+
+def _bare_raise_on(node: ast.AST, row: int) -> bool:
+    return isinstance(node, ast.Raise) and node.exc is None and node.lineno == row
+
+
+def _in_a_handler(tree: ast.Module, row: int) -> bool:
+    """Whether ``row`` is in the body of a function handed an exception (see
+    :func:`_handed_an_exception`): one a framework calls from its ``except`` block."""
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and _handed_an_exception(node.args)
+        and node.body[0].lineno <= row <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+    )
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
@@ -385,12 +396,7 @@ def logs_a_handled_exception(source: str, row: int) -> bool:
     ``@app.errorhandler(500) def server_error(e: Exception)`` runs inside Flask's
     ``except`` block, where ``logging.exception`` has the traceback to log."""
     tree = parse_source(source)
-    return tree is not None and any(
-        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and _handed_an_exception(node.args)
-        and node.body[0].lineno <= row <= (node.end_lineno or node.lineno)
-        for node in ast.walk(tree)
-    )
+    return tree is not None and _in_a_handler(tree, row)
 
 
 _EXCEPTION_PARAMETERS = frozenset(
