@@ -1154,3 +1154,22 @@ def test_a_naive_datetime_a_comment_says_is_naive_is_no_remark() -> None:
     found = scan({"src/docx/simpletypes.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:DTZ007"] == [12, 16]
+
+
+def test_a_package_init_importing_from_its_own_package_reexports() -> None:
+    """intervaltree 3.2's ``test/data/__init__.py`` is ``from . import issue4`` and the
+    like: a package's ``__init__`` importing its own modules makes them its attributes,
+    which is what it is there for. An unused import of anything else, there or in a
+    module, keeps F401."""
+    source = (
+        "import os\n"
+        "from . import issue4\n"
+        "from .core import Tree\n"
+        "from pkg.tools import helper\n"
+        "from json import dumps\n"
+    )
+    init = scan({"src/pkg/__init__.py": ("", source)})
+    module = scan({"src/pkg/mod.py": ("", source)})
+
+    assert [f.line for f in init if f.pattern == "ruff:F401"] == [1, 5]
+    assert [f.line for f in module if f.pattern == "ruff:F401"] == [1, 2, 3, 4, 5]

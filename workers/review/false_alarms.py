@@ -38,6 +38,11 @@ review, and reading a little more of the file settles them:
   skips the test: schedule's ``try: import pytz`` / ``except ModuleNotFoundError:
   self.skipTest("pytz unavailable")`` is ``pytest.importorskip`` written out; ruff's
   advice (``importlib.util.find_spec``) is for code that only wants to know.
+- ``F401`` (unused import) in a package's ``__init__.py`` on an import from the package
+  itself, relative (``from . import issue4``, ``from .core import Tree``) or by the
+  package's own name: intervaltree 3.2's ``test/data/__init__.py`` imports its data
+  modules so, to make them the package's attributes. That is what the file is for; ruff's
+  own advice (``__all__`` or a redundant alias) only says so twice.
 - ``LOG004`` (``.exception()`` outside an exception handler) in a function handed the
   exception, as for ``PLE0704``: a Flask ``errorhandler`` (flask-cors 6's example app)
   or a Starlette exception handler is called from the framework's ``except`` block.
@@ -166,6 +171,7 @@ __all__ = [
     "parse_source",
     "raises_on_purpose",
     "reads_a_property",
+    "reexported_by_its_package",
     "reraises_a_handled_exception",
     "return_code_read",
     "runs_code_written_here",
@@ -932,6 +938,25 @@ def in_the_librarys_own_package(path: str, code: str) -> bool:
     if parts[0] in _SOURCE_ROOTS:
         parts = parts[1:]
     return library is not None and len(parts) > 1 and parts[0] == library
+
+
+_UNUSED_IMPORT = re.compile(r"`([\w.]+)` imported but unused")
+
+
+def reexported_by_its_package(path: str, message: str) -> bool:
+    """Whether ruff's F401 ``message`` is about a package's ``__init__.py`` importing from
+    that package: relatively, or by the name of the package it is in (its top
+    directory, or the one under ``src/``/``lib/``)."""
+    parts = path.split("/")
+    found = _UNUSED_IMPORT.search(message)
+    if parts[-1] != "__init__.py" or found is None:
+        return False
+    imported = found.group(1)
+    if imported.startswith("."):
+        return True
+    if parts[0] in _SOURCE_ROOTS:
+        parts = parts[1:]
+    return len(parts) > 1 and imported.split(".")[0] == parts[0]
 
 
 _SELF_COMPARED = re.compile(r"`([\w.]+) (?:==|!=) \1`")

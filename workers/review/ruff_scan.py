@@ -53,6 +53,7 @@ from workers.review.false_alarms import (
     not_djangos_extra,
     raises_on_purpose,
     reads_a_property,
+    reexported_by_its_package,
     reraises_a_handled_exception,
     return_code_read,
     runs_code_written_here,
@@ -655,6 +656,7 @@ def _finding(
         or (code == "RUF012" and said_to_be_shared(text, row))
         or (code is not None and code.startswith("DTZ") and said_to_be_naive(text, row))
         or (code == "F401" and in_type_comments(text, message))
+        or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
         or (code == "PLR0124" and tests_for_nan(text, row, message))
