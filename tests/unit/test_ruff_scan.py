@@ -1173,3 +1173,21 @@ def test_a_package_init_importing_from_its_own_package_reexports() -> None:
 
     assert [f.line for f in init if f.pattern == "ruff:F401"] == [1, 5]
     assert [f.line for f in module if f.pattern == "ruff:F401"] == [1, 2, 3, 4, 5]
+
+
+def test_a_character_of_another_script_among_its_own_is_not_ambiguous() -> None:
+    """croniter 7's tests parse a cron line starting with an Arabic-Indic five (on
+    purpose) and a Chinese comment is punctuated with fullwidth commas: no Latin letter or
+    digit touches them, so nobody meant the ASCII one. A Cyrillic a inside "pass", or
+    alone, still reads as the Latin letter it looks like."""
+    source = (
+        "# \u4f60\u597d\uff0c\u4e16\u754c\n"
+        'FIVE = "\u0665 * * * *"\n'
+        'SEVEN = "\u0667"\n'
+        'WORD = "p\u0430ss"\n'
+        "LETTER = '\u0430'\n"
+        'RANGE = "1\u20132"\n'
+    )
+    found = scan({"tests/test_parse.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern.startswith("ruff:RUF00")] == [4, 5, 6]

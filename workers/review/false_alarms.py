@@ -66,6 +66,13 @@ review, and reading a little more of the file settles them:
   value goes through ``escape()`` (an f-string or ``.format``): flask-wtf's
   ``Markup(f'<meta name="{escape(name)}" content="{escape(token)}">')`` is what the rule
   asks for.
+- ``RUF001``/``RUF002``/``RUF003`` (a character that looks like an ASCII one) where no
+  ASCII letter or digit touches it and it is not a letter standing alone: croniter 7's
+  tests parse a cron line that starts with an Arabic-Indic five, to see it rejected;
+  semver's expect an Arabic-Indic seven to read as 7; a Chinese comment is punctuated
+  with fullwidth commas and colons. Ruff already leaves a word of another script alone
+  (a Russian word); the slip the rules are for is a look-alike inside ASCII text (a
+  Cyrillic a in "pass") or a lone letter.
 - ``F401`` (unused import) on a name a ``# type:`` comment uses: ruff does not read
   type comments (PEP 484's form for Python 2 and older tools), pyflakes did. sentry-sdk
   2.14 imports ``Any`` and the rest under ``TYPE_CHECKING`` for ``# type: (Any) -> None``
@@ -161,6 +168,7 @@ __all__ = [
     "in_a_meta_class",
     "in_a_string",
     "in_an_assert",
+    "in_its_own_script",
     "in_the_librarys_own_package",
     "in_type_comments",
     "loads_with_its_own_loader",
@@ -938,6 +946,29 @@ def in_the_librarys_own_package(path: str, code: str) -> bool:
     if parts[0] in _SOURCE_ROOTS:
         parts = parts[1:]
     return library is not None and len(parts) > 1 and parts[0] == library
+
+
+_AMBIGUOUS = re.compile(r"contains ambiguous `(.)`", re.DOTALL)
+
+
+def in_its_own_script(source: str, row: int, message: str) -> bool:
+    """Whether every place on line ``row`` of the character ruff's RUF001-3 ``message``
+    names has no ASCII letter or digit beside it, and is not a letter standing alone."""
+    found = _AMBIGUOUS.search(message)
+    lines = source.splitlines()
+    if found is None or not 0 < row <= len(lines):
+        return False
+    char, line = found.group(1), lines[row - 1]
+    places = [i for i, c in enumerate(line) if c == char]
+    if not places:
+        return False
+    for i in places:
+        beside = [line[j] for j in (i - 1, i + 1) if 0 <= j < len(line)]
+        if any(c.isascii() and c.isalnum() for c in beside):
+            return False
+        if char.isalpha() and not any(c.isalnum() for c in beside):
+            return False
+    return True
 
 
 _UNUSED_IMPORT = re.compile(r"`([\w.]+)` imported but unused")

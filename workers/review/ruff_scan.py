@@ -44,6 +44,7 @@ from workers.review.false_alarms import (
     in_a_meta_class,
     in_a_string,
     in_an_assert,
+    in_its_own_script,
     in_the_librarys_own_package,
     in_type_comments,
     loads_with_its_own_loader,
@@ -656,6 +657,7 @@ def _finding(
         or (code == "RUF012" and said_to_be_shared(text, row))
         or (code is not None and code.startswith("DTZ") and said_to_be_naive(text, row))
         or (code == "F401" and in_type_comments(text, message))
+        or (code in ("RUF001", "RUF002", "RUF003") and in_its_own_script(text, row, message))
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
