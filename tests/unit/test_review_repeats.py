@@ -183,3 +183,30 @@ def test_the_same_remark_on_the_same_code_elsewhere_in_the_file_is_a_listed_repe
     assert repeat_lines(repeats_of_posted(chosen)) == [
         "- `ruff:B028` also at `rest_framework/pagination.py` lines 536, 939"
     ]
+
+
+def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
+    """addict 2.4's ``for key, val in self.items():`` drew B007 (``key`` unused) and
+    PERF102 (use ``.values()``) on one line: one piece of advice, said twice. The rule
+    that says more stays; alone on its line, or where the other is below the repo's
+    ``min_severity``, the lesser one is posted."""
+    findings = [
+        finding("ruff:B007", "addict/addict.py", 154, "medium"),
+        finding("ruff:PERF102", "addict/addict.py", 154, "low"),
+        finding("ruff:UP030", "cli.py", 44, "low"),
+        finding("ruff:UP032", "cli.py", 44, "low"),
+        finding("ruff:B007", "addict/addict.py", 170, "medium"),
+    ]
+
+    posted, _ = chosen_places(findings)
+    strict, _ = chosen_places(findings, min_severity="medium")
+
+    assert sorted(posted) == [
+        ("ruff:B007", "addict/addict.py", 170),
+        ("ruff:PERF102", "addict/addict.py", 154),
+        ("ruff:UP032", "cli.py", 44),
+    ]
+    assert sorted(strict) == [
+        ("ruff:B007", "addict/addict.py", 154),
+        ("ruff:B007", "addict/addict.py", 170),
+    ]
