@@ -1191,3 +1191,20 @@ def test_a_character_of_another_script_among_its_own_is_not_ambiguous() -> None:
     found = scan({"tests/test_parse.py": ("", source)})
 
     assert [f.line for f in found if f.pattern.startswith("ruff:RUF00")] == [4, 5, 6]
+
+
+def test_a_comparison_alone_where_a_raise_is_expected_is_there_for_it() -> None:
+    """python-box 8's tests: ``with pytest.raises(TypeError): [] in bx``, the membership
+    test is there to raise, as ``dict`` does for an unhashable key. The same comparison
+    outside such a block, intervaltree's ``bb.intersection(b) == b`` that lost its
+    ``assert``, keeps B015."""
+    source = (
+        "import pytest\n\n\n"
+        "def test_contains(bx, bb, b):\n"
+        "    with pytest.raises(TypeError):\n"
+        "        [] in bx\n"
+        "    bb.intersection(b) == b\n"
+    )
+    found = scan({"tests/test_box.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B015"] == [7]

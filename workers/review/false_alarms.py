@@ -21,7 +21,9 @@ review, and reading a little more of the file settles them:
   end a route handler with ``1/0`` to see the error page. And so does one alone in a
   ``with`` that expects an exception or a warning (``pytest.raises``/``warns``/
   ``deprecated_call``, unittest's ``assertRaises``/``assertWarns``): sentry-sdk's tests
-  read ``Hub.current`` under ``pytest.warns`` to see the deprecation warning.
+  read ``Hub.current`` under ``pytest.warns`` to see the deprecation warning. The same
+  holds for ``B015`` (a comparison standing alone): python-box 8's tests write
+  ``with pytest.raises(TypeError): [] in bx`` to see an unhashable key refused.
 - ``B018`` on an attribute read standing alone, in test code or with a comment on the
   line: a property runs code when read, and ``channel.pool  # force sync pool creation``
   (kombu 5.7's tests) or wrapt's ``fn.__doc__`` read twice to count a factory's calls is

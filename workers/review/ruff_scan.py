@@ -643,7 +643,7 @@ def _finding(
     if (
         (code == "PLW0127" and self_assigned_builtin(message, frozenset(NEWER_BUILTINS)))
         or (code == "S610" and not_djangos_extra(text, row))
-        or (code == "B018" and raises_on_purpose(text, row))
+        or (code in ("B015", "B018") and raises_on_purpose(text, row))
         or (code == "B018" and reads_a_property(text, row, in_tests))
         or (code == "PLE0704" and reraises_a_handled_exception(text, row))
         or (code == "LOG004" and logs_a_handled_exception(text, row))
