@@ -371,3 +371,24 @@ def test_a_test_file_its_conftest_keeps_from_older_pythons_may_use_newer_syntax(
     assert {(c.finding.path, c.finding.pattern) for c in outcome.chosen.choices} == {
         ("tests/test_generics.py", "ruff:unsupported-syntax")
     }
+
+
+def test_a_project_nested_in_the_repository_is_linted_for_its_own_python() -> None:
+    """pyramid 2.1 asks for Python 3.10 at its root; its tutorials are projects of their
+    own (``docs/tutorials/wiki2/src/authentication/pyproject.toml``, ``>=3.8``) whose
+    SQLAlchemy models evaluate ``Mapped[Optional[str]]`` at run time: ``str | None``
+    there breaks them on 3.8 and 3.9. Code outside the nested project follows the root."""
+    source = (
+        "from typing import Optional\n\n\ndef name(x: Optional[str]) -> str:\n    return x or ''\n"
+    )
+    paths = ("docs/tutorial/src/tutorial/models.py", "src/pkg/models.py")
+    repo_files = {
+        "pyproject.toml": "[project]\nname = 'pkg'\nrequires-python = '>=3.10'\n",
+        "docs/tutorial/pyproject.toml": "[project]\nname = 'tutorial'\nrequires-python = '>=3.8'\n",
+    }
+
+    outcome = review_of_added(dict.fromkeys(paths, source), repo_files)
+
+    assert {(c.finding.path, c.finding.pattern) for c in outcome.chosen.choices} == {
+        ("src/pkg/models.py", "ruff:UP045")
+    }

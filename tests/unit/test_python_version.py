@@ -10,6 +10,7 @@ from workers.review.python_version import (
     DeclaredPython,
     admits_python2,
     declared_python,
+    declared_python_at,
     lowest_minor,
 )
 
@@ -253,3 +254,22 @@ def test_support_for_python_2_is_part_of_what_is_declared() -> None:
     )
     declared = found(pyproject__toml=PYPROJECT)
     assert declared is not None and not declared.python2
+
+
+def test_the_nearest_project_that_declares_a_python_declares_for_its_files() -> None:
+    """A nested ``pyproject.toml`` with only a tool's settings declares nothing: its
+    files follow the next project up that does, here the root."""
+    files = {
+        "pyproject.toml": PYPROJECT,
+        "docs/tutorial/pyproject.toml": "[project]\nname = 't'\nrequires-python = '>=3.8'\n",
+        "docs/tutorial/tool/pyproject.toml": "[tool.black]\nline-length = 88\n",
+        "tools/pyproject.toml": "[tool.black]\nline-length = 88\n",
+    }
+
+    nested = declared_python_at("docs/tutorial/tool/src/t/models.py", files.get)
+    tools = declared_python_at("tools/run.py", files.get)
+    root = declared_python_at("src/x/core.py", files.get)
+
+    assert nested is not None and nested.minor == 8
+    assert nested.source == "requires-python = '>=3.8' in pyproject.toml of `docs/tutorial/`"
+    assert tools == root == declared_python(files.get)

@@ -29,7 +29,7 @@ from workers.review.findings import IN_TEST_CODE, Finding
 from workers.review.generated import generated_by
 from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
-from workers.review.python_version import declared_python
+from workers.review.python_version import DeclaredPython, declared_python_at
 from workers.review.repo_files import pytest_testpaths
 from workers.review.ruff_scan import run_ruff
 from workers.review.ruff_team_config import TeamRuffConfig, team_config
@@ -145,6 +145,20 @@ def _ruff_sources(request: ReviewRequest, notes: list[str]) -> dict[str, str]:
     return sources
 
 
+def _by_declared_python(
+    request: ReviewRequest, sources: dict[str, str]
+) -> dict[DeclaredPython | None, dict[str, str]]:
+    """The files to lint, by the oldest Python declared for each: the root's, or a nested
+    project's (see :mod:`workers.review.python_version`)."""
+    groups: dict[DeclaredPython | None, dict[str, str]] = {}
+    for path, text in sources.items():
+        python = _from_repo(
+            request, functools.partial(declared_python_at, path), None, "Python version"
+        )
+        groups.setdefault(python, {})[path] = text
+    return groups
+
+
 def collect_findings(
     request: ReviewRequest,
     *,
@@ -171,20 +185,22 @@ def collect_findings(
         sources = _ruff_sources(request, notes)
         if sources:
             try:
-                found = run_ruff(
-                    sources,
-                    diff,
-                    select=config.ruff.select,
-                    ignore=config.ruff.ignore,
-                    python=_from_repo(request, declared_python, None, "Python version"),
-                    test_roots=test_roots,
-                    collected_from=lambda path: _from_repo(
-                        request,
-                        functools.partial(collected_from, path),
-                        None,
-                        "conftest.py files",
-                    ),
-                )
+                found = []
+                for python, group in _by_declared_python(request, sources).items():
+                    found += run_ruff(
+                        group,
+                        diff,
+                        select=config.ruff.select,
+                        ignore=config.ruff.ignore,
+                        python=python,
+                        test_roots=test_roots,
+                        collected_from=lambda path: _from_repo(
+                            request,
+                            functools.partial(collected_from, path),
+                            None,
+                            "conftest.py files",
+                        ),
+                    )
                 team = _from_repo(request, team_config, TeamRuffConfig(), "ruff config")
                 keep = config.ruff.select
                 findings += [f for f in found if not team.ignores_finding(f.pattern, f.path, keep)]

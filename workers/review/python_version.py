@@ -24,11 +24,19 @@ A version specifier newer than the ruff target is kept beside it as where pip in
 from: ruff lints for the target as the team's would, and syntax between the two is no
 remark (folium: ``py37`` for ruff, ``python_requires=">=3.9"``).
 Nothing declared: ruff's default, as the team's own ruff would.
+
+A project inside the repository (a folder below the root with its own ``pyproject.toml``,
+as ruff finds the nearest one) declares for the files under it: pyramid 2.1 asks for
+Python 3.10 at its root, and its tutorials are projects of their own for 3.8, whose
+SQLAlchemy models evaluate ``Mapped[Optional[str]]`` at run time; ``str | None`` there
+breaks them on 3.8 and 3.9. A nested ``pyproject.toml`` that declares no Python (a
+tool's settings only) leaves its files to the root's declaration.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -141,6 +149,29 @@ def declared_python(file_text: Callable[[str], str | None]) -> DeclaredPython | 
             older = specified or _declared_otherwise(file_text)
             return older if older is not None and older.minor < target else ruffs
     return specified or _declared_otherwise(file_text)
+
+
+# How many folders deep a nested project's pyproject.toml is looked for.
+MAX_PROJECT_DEPTH = 8
+
+
+def declared_python_at(path: str, file_text: Callable[[str], str | None]) -> DeclaredPython | None:
+    """The oldest Python declared for the file ``path``: by the nearest project folder
+    above it that declares one (see the module docstring), else by the repository's root.
+    ``file_text(path)`` gives any file's text (None when absent)."""
+    parts = path.split("/")[:-1]
+    for depth in range(min(len(parts), MAX_PROJECT_DEPTH), 0, -1):
+        folder = "/".join(parts[:depth])
+        if file_text(f"{folder}/pyproject.toml") is None:
+            continue
+        inner = declared_python(functools.partial(_in_folder, folder, file_text))
+        if inner is not None:
+            return replace(inner, source=f"{inner.source} of `{folder}/`")
+    return declared_python(file_text)
+
+
+def _in_folder(folder: str, file_text: Callable[[str], str | None], name: str) -> str | None:
+    return file_text(f"{folder}/{name}")
 
 
 def _declared_otherwise(file_text: Callable[[str], str | None]) -> DeclaredPython | None:
