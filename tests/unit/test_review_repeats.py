@@ -196,6 +196,8 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
         finding("ruff:UP030", "cli.py", 44, "low"),
         finding("ruff:UP032", "cli.py", 44, "low"),
         finding("ruff:B007", "addict/addict.py", 170, "medium"),
+        finding("ruff:RET501", "tests/test_dump.py", 546, "low"),
+        finding("ruff:PLR1711", "tests/test_dump.py", 546, "low"),
     ]
 
     posted, _ = chosen_places(findings)
@@ -204,6 +206,7 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
     assert sorted(posted) == [
         ("ruff:B007", "addict/addict.py", 170),
         ("ruff:PERF102", "addict/addict.py", 154),
+        ("ruff:PLR1711", "tests/test_dump.py", 546),
         ("ruff:UP032", "cli.py", 44),
     ]
     assert sorted(strict) == [
