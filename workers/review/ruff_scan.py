@@ -176,6 +176,7 @@ _SEVERITY_BY_PREFIX: dict[str, str] = {
     # what bandit rates medium, not high: a fixed /tmp path in a docs build script
     # (deepdiff), a urlopen of the project's own release URL (omegaconf), flower's
     # shelve of its own state file
+    "S104": "medium",  # binding to all interfaces: a server's default (cherrypy's Host)
     "S108": "medium",  # hardcoded temporary file or directory
     "S113": "medium",  # a request without a timeout
     "S301": "medium",  # pickle, shelve, jsonpickle loads
