@@ -422,6 +422,24 @@ def test_a_redefined_function_is_a_harmful_redefinition() -> None:
     assert not harmless_redefinition(source, 5, "something else")
 
 
+def test_the_same_import_again_inside_a_function_is_no_harmful_redefinition() -> None:
+    """pyyaml 6.0.4's build backend imports ``inspect`` at the top and again inside the
+    function that uses it: one module bound twice, nothing lost (the unused top import is
+    F401's remark). Another module under the name, or a function, is a redefinition."""
+    source = (
+        "import inspect\nimport json as codec\n\n\n"
+        "def expose(method):\n"
+        "    import inspect\n"
+        "    import pickle as codec\n"
+        "    return inspect.signature(method), codec\n"
+    )
+    same = "Redefinition of unused `inspect` from line 1: `inspect` redefined here"
+    other = "Redefinition of unused `codec` from line 2: `codec` redefined here"
+
+    assert harmless_redefinition(source, 6, same)
+    assert not harmless_redefinition(source, 7, other)
+
+
 VERSION_BLOCKS = """\
 import sys
 if sys.version_info >= (3, 6):

@@ -84,7 +84,10 @@ review, and reading a little more of the file settles them:
   (gunicorn 27's tests: 44 "high" remarks on one release). A parameter only shadows the
   import inside its function; an import nothing uses is F401's remark, not this one. Nor
   is it on ``import h2.config`` after ``h2 = pytest.importorskip("h2")``: the import
-  extends the module the skip returned.
+  extends the module the skip returned. Nor on a function importing again what the
+  module imported under the same name (pyyaml 6.0.4's build backend, ``import inspect``
+  at the top and in the function that uses it): one module bound twice; the unused top
+  import is F401's remark.
 - ``UP036`` (outdated version block) on a check against a Python the project still
   supports: ruff lints for 3.7 at the oldest, so to loguru, which supports 3.5,
   ``if sys.version_info >= (3, 6):`` looks decided; on 3.5 it takes the other branch.
@@ -659,12 +662,23 @@ def _asks_for_handled(test: ast.expr) -> bool:
 
 def harmless_redefinition(source: str, row: int, message: str) -> bool:
     """Whether ruff's F811 ``message`` on ``row`` is a parameter named like the unused
-    import (a pytest fixture taken in), or the name was first bound by ``importorskip``."""
+    import (a pytest fixture taken in), the name was first bound by ``importorskip``, or
+    a function imports again what the module imported under that name."""
     match = _REDEFINED.search(message)
     tree = parse_source(source) if match else None
     if match is None or tree is None:
         return False
     name, first = match.group(1), int(match.group(2))
+    imported = {
+        node.lineno: target
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and (target := _imported_as(node, name)) is not None
+    }
+    if imported.get(first) is not None and imported.get(first) == _imported_in_a_function(
+        tree, row, name
+    ):
+        return True  # the same module again, for the function's own use
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             arguments = node.args
@@ -681,6 +695,30 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
             if isinstance(call, ast.Call) and _called_name(call.func) == "importorskip":
                 return True
     return False
+
+
+def _imported_as(node: ast.Import | ast.ImportFrom, name: str) -> str | None:
+    """What the import statement ``node`` binds to ``name``: ``os.path`` for ``import
+    os.path`` (bound as ``os``), ``.mod.x`` for ``from .mod import x``; None if nothing."""
+    for alias in node.names:
+        bound = alias.asname or alias.name.split(".")[0]
+        if bound != name and alias.name != name:
+            continue
+        if isinstance(node, ast.Import):
+            return alias.name
+        return f"{'.' * node.level}{node.module or ''}.{alias.name}"
+    return None
+
+
+def _imported_in_a_function(tree: ast.AST, row: int, name: str) -> str | None:
+    """What an import on ``row`` inside a function binds to ``name``, or None."""
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import | ast.ImportFrom) and node.lineno == row:
+                return _imported_as(node, name)
+    return None
 
 
 def _called_name(func: ast.AST) -> str | None:
