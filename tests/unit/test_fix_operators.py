@@ -570,6 +570,29 @@ def test_wrong_variable_keeps_an_object_whose_methods_are_called_from_values() -
     assert any("ignorableWhitespace(text)" in a for a in afters)
 
 
+def test_wrong_variable_takes_a_slice_bound_or_a_range_for_a_number() -> None:
+    """toolz's ``tail(n, seq)`` with ``seq[n:]`` for ``seq[-n:]``: the swap to ``n[n:]``
+    made the ``try`` body raise every time and the ``except TypeError`` path answer for
+    it, so the tests passed. A slice bound, a ``range`` argument and a negated name are
+    numbers; a number is never put where a container is subscripted."""
+    buggy = src(
+        """
+        def tail(n, seq, step):
+            for _ in range(step):
+                pass
+            try:
+                return seq[n:]
+            except TypeError:
+                return tuple(collections.deque(seq, -n))
+        """
+    )
+    line = line_of(buggy, "return seq[n:]")
+    afters = [p.after for p in generate_patches(buggy, "a.py", line, operators=["wrong-variable"])]
+    swapped = {a.splitlines()[line - 1].strip() for a in afters}
+    assert not {"return n[n:]", "return step[n:]"} & swapped
+    assert "return seq[step:]" in swapped  # a number for a number
+
+
 def test_wrong_variable_swaps_self_attributes() -> None:
     buggy = src(
         """
@@ -800,6 +823,27 @@ def test_slice_bound_fixes_fenceposts_in_slices() -> None:
     assert "window = xs[i : i + size - 1]\n" in afters
     assert "window = xs[i : i + size + 1]\n" in afters
     assert "window = xs[i + 1 : i + size]\n" in afters
+
+
+def test_slice_bound_counts_a_bound_from_the_other_end() -> None:
+    """toolz's ``tail(n, seq)`` returned ``seq[n:]`` for ``seq[-n:]``; the reverse, and
+    an expression bound, negate as well. A bound of 0 has no other end."""
+    buggy = src(
+        """
+        def tail(n, seq):
+            return seq[n:]
+        """
+    )
+    assert_fixes(buggy, buggy.replace("seq[n:]", "seq[-n:]"), "return", "slice-bound")
+    afters = [
+        p.after for p in generate_patches("x = s[:-k]\n", "a.py", 1, operators=["slice-bound"])
+    ]
+    assert "x = s[:k]\n" in afters
+    afters = [
+        p.after for p in generate_patches("x = s[a + b:0]\n", "a.py", 1, operators=["slice-bound"])
+    ]
+    assert "x = s[-(a + b):0]\n" in afters
+    assert "x = s[a + b:-0]\n" not in afters
 
 
 # ----------------------------------------------------------------------- guarantees

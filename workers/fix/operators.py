@@ -819,7 +819,8 @@ def _textual(node: ast.AST) -> bool:
 
 
 def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
-    """``x[a:b]`` bounds ±1, and ``x[:-1]`` ↔ ``x[:]``: fencepost errors in slices."""
+    """``x[a:b]`` bounds ±1, ``x[:-1]`` ↔ ``x[:]``, and a bound counted from the other
+    end (``x[n:]`` ↔ ``x[-n:]``): fencepost errors in slices."""
     for node in ctx.of_type(ast.Slice):
         assert isinstance(node, ast.Slice)
         span = ctx.span(node)
@@ -858,6 +859,24 @@ def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
                     yield _Edit((1, rank + 1, span[0]), *replaced, _change(lower_text, text))
             new = rebuilt("", upper_text)
             yield _Edit((3, 1, span[0]), span[0], span[1], new, _change(whole, new))
+        for bound in (lower, upper):
+            negated = _negated(ctx, bound)
+            if bound is not None and negated is not None:
+                replaced = ctx.replace_node(bound, *negated)
+                if replaced:
+                    yield _Edit((2, 1, span[0]), *replaced, _change(ctx.text(bound), negated[0]))
+
+
+def _negated(ctx: _Ctx, bound: ast.expr | None) -> tuple[str, int] | None:
+    """A slice bound counted from the other end: ``n`` → ``-n``, ``-n`` → ``n`` (toolz's
+    ``tail`` with ``seq[n:]`` for ``seq[-n:]``), with the text's precedence; None for
+    no bound or 0."""
+    if bound is None or _int_value(bound) == 0:
+        return None
+    if isinstance(bound, ast.UnaryOp) and isinstance(bound.op, ast.USub):
+        text = ctx.text(bound.operand)
+        return text, _prec(bound.operand, text)
+    return f"-{ctx.wrap(bound, 13)}", 13
 
 
 def _op_boolean_operator(ctx: _Ctx) -> Iterator[_Edit]:
@@ -1235,7 +1254,9 @@ def _scope_vars(scope: ast.AST) -> dict[str, _Var]:
 
 def _usage_hints(scope: ast.AST) -> dict[str, set[str]]:
     """What uses say about a name's kind: ``x[i]``/``len(x)``/``in x`` → container,
-    ``x - 1``/``x / n``/``x < 3`` → number; so ``lo`` is never swapped for the list ``a``.
+    ``x - 1``/``x / n``/``x < 3``/``-x``/``s[x:]``/``range(x)`` → number; so ``lo`` is
+    never swapped for the list ``a`` (nor toolz's ``seq[n:]`` made ``n[n:]``, which
+    raised in a ``try`` whose ``except`` then gave every test its answer).
     ``x.m(…)`` with a method no builtin type has → object: xmltodict's
     ``content_handler.ignorableWhitespace(newl)`` is not the depth or the newline.
     """
@@ -1254,6 +1275,15 @@ def _usage_hints(scope: ast.AST) -> dict[str, set[str]]:
             hint(node.func.value, "object")  # a method no builtin value has
         if isinstance(node, ast.Subscript):
             hint(node.value, "container")
+        elif isinstance(node, ast.Slice):
+            for bound in (node.lower, node.upper, node.step):
+                if bound is not None:
+                    hint(bound, "number")
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            hint(node.operand, "number")
+        elif _is_call_to(node, "range") and isinstance(node, ast.Call):
+            for argument in node.args:
+                hint(argument, "number")
         elif _is_call_to(node, "len") and isinstance(node, ast.Call) and node.args:
             hint(node.args[0], "container")
         elif isinstance(node, ast.For | ast.AsyncFor):
