@@ -37,3 +37,18 @@ def test_a_quick_check_never_counts_the_tests_it_did_not_run_as_broken() -> None
 def test_a_quick_check_that_passes_the_targets_is_still_no_success() -> None:
     verdict = score(BASELINE, outcome(target="passed"), None, only_targets=True)
     assert not verdict.success and verdict.fixed == {"target"}
+
+
+def test_a_target_that_skips_once_fixed_is_no_longer_failing() -> None:
+    """pathspec's ``GitIgnoreSpecTest`` runs one ``subTest`` per backend and skips those
+    not installed: failing while the bug is there, reported skipped once it is fixed,
+    in the sandbox as on any machine without the optional backends. Beside a target
+    that now passes, that is a fix; skips alone are no evidence of one."""
+    baseline = outcome(spec="failed", backends="failed", other="passed")
+
+    fixed = score(baseline, outcome(spec="passed", backends="skipped", other="passed"), None)
+    skips_only = score(baseline, outcome(spec="skipped", backends="skipped", other="passed"), None)
+
+    assert fixed.success and fixed.reward == 1.0 and fixed.skipped == {"backends"}
+    assert not fixed.still_failing and "1 skipped once fixed" in fixed.summary()
+    assert not skips_only.success and skips_only.still_failing == {"spec", "backends"}

@@ -49,6 +49,10 @@ class TestsOutcome:
         return {t.nodeid for t in self.tests if t.outcome in ("failed", "error")}
 
     @property
+    def skipped(self) -> set[str]:
+        return {t.nodeid for t in self.tests if t.outcome == "skipped"}
+
+    @property
     def ok(self) -> bool:
         """The run itself worked (it may still have failing tests)."""
         return not (self.run.timed_out or self.run.disk_limit_exceeded or self.report_error)
@@ -71,9 +75,13 @@ class Score:
     flaky: set[str] = field(default_factory=set)
     # targets left failing by a success: they never run the changed file (FixLoop._enough)
     left_failing: set[str] = field(default_factory=set)
+    # targets that skip once the candidate is in, beside targets it made pass (see score)
+    skipped: set[str] = field(default_factory=set)
 
     def summary(self) -> str:
         parts = [f"{len(self.fixed)} target test(s) fixed"]
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped once fixed")
         if self.still_failing:
             parts.append(f"{len(self.still_failing)} still failing")
         if self.broken:
@@ -95,20 +103,28 @@ def score(
 ) -> Score:
     """``only_targets``: ``after`` ran just the baseline's failing tests (the quick check),
     so the passing tests it did not run are not counted as broken - and it is never a
-    success, which needs the whole suite."""
+    success, which needs the whole suite.
+
+    A target that is skipped once the candidate is in is no longer failing, provided
+    another target now passes: a ``unittest`` test whose ``subTest`` per optional backend
+    skips where the backend is missing (pathspec's) fails while the bug is there and is
+    reported skipped once it is gone. Skips alone are no evidence of a fix."""
     targets = baseline.failed
     kept = baseline.passed
     now_passed = after.passed
     fixed = targets & now_passed
+    skipped = (targets & after.skipped) if fixed else set()
     broken = set() if only_targets else {t for t in kept if t not in now_passed}
     if not after.ok:
         return Score(-1.0, False, set(), targets, broken, only_targets)
-    reward = (len(fixed) / len(targets) if targets else 0.0) - 1.0 * len(broken) / max(1, len(kept))
+    resolved = len(fixed) + len(skipped)
+    reward = (resolved / len(targets) if targets else 0.0) - 1.0 * len(broken) / max(1, len(kept))
     if patch is not None:
         reward -= 0.002 * patch.changed_lines
         reward -= 0.1 * new_lint_errors(patch)
-    success = bool(targets) and fixed == targets and not broken and not only_targets
-    return Score(round(reward, 4), success, fixed, targets - fixed, broken, only_targets)
+    still = targets - fixed - skipped
+    success = bool(targets) and not still and not broken and not only_targets
+    return Score(round(reward, 4), success, fixed, still, broken, only_targets, skipped=skipped)
 
 
 def new_lint_errors(patch: Patch) -> int:

@@ -588,7 +588,7 @@ class FixLoop:
             return verdict
         if not never_run(verdict.still_failing, {p.path for p in patches}, spectrum):
             return verdict
-        targets = len(verdict.fixed) + len(verdict.still_failing)
+        targets = len(verdict.fixed) + len(verdict.skipped) + len(verdict.still_failing)
         return replace(
             verdict,
             success=not verdict.only_targets,
@@ -641,7 +641,7 @@ class FixLoop:
         single = patches[0] if len(patches) == 1 else None
         if quick:
             first = runner.run(patches, select=quick)
-            if not (first.ok and set(quick) <= first.passed):
+            if not (first.ok and set(quick) <= first.passed | first.skipped):
                 checked = score(baseline, first, single, only_targets=True)
                 if not self._enough(checked, patches, about, spectrum).left_failing:
                     return first, checked
