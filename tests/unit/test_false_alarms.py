@@ -440,6 +440,32 @@ def test_the_same_import_again_inside_a_function_is_no_harmful_redefinition() ->
     assert not harmless_redefinition(source, 7, other)
 
 
+def test_a_step_registered_by_its_decorator_may_reuse_the_name() -> None:
+    """behave's and pytest-bdd's steps are found by their ``@given``/``@when``/``@then``
+    text; every one may be ``step_impl`` (behave 1.3's examples drew two "high" F811s).
+    A function under another decorator, a Flask route, still redefines its name."""
+    source = (
+        "from behave import when, then\n\n\n"
+        "@when('I invite {name}')\n"
+        "def step_impl(ctx, name):\n"
+        "    ctx.name = name\n\n\n"
+        "@then('{name} is invited')\n"
+        "def step_impl(ctx, name):\n"
+        "    assert ctx.name == name\n\n\n"
+        "@app.route('/a')\n"
+        "def view():\n"
+        "    return 'a'\n\n\n"
+        "@app.route('/b')\n"
+        "def view():\n"
+        "    return 'b'\n"
+    )
+    step = "Redefinition of unused `step_impl` from line 5: `step_impl` redefined here"
+    route = "Redefinition of unused `view` from line 14: `view` redefined here"
+
+    assert harmless_redefinition(source, 10, step)
+    assert not harmless_redefinition(source, 19, route)
+
+
 VERSION_BLOCKS = """\
 import sys
 if sys.version_info >= (3, 6):

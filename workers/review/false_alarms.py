@@ -87,7 +87,10 @@ review, and reading a little more of the file settles them:
   extends the module the skip returned. Nor on a function importing again what the
   module imported under the same name (pyyaml 6.0.4's build backend, ``import inspect``
   at the top and in the function that uses it): one module bound twice; the unused top
-  import is F401's remark.
+  import is F401's remark. Nor on a Gherkin step, ``@when('…') def step_impl``: behave
+  and pytest-bdd find steps by their text, and behave's docs name them all ``step_impl``
+  (behave 1.3's examples: two "high" remarks). A Flask route keeps it: there the name is
+  the endpoint.
 - ``UP036`` (outdated version block) on a check against a Python the project still
   supports: ruff lints for 3.7 at the oldest, so to loguru, which supports 3.5,
   ``if sys.version_info >= (3, 6):`` looks decided; on 3.5 it takes the other branch.
@@ -662,8 +665,9 @@ def _asks_for_handled(test: ast.expr) -> bool:
 
 def harmless_redefinition(source: str, row: int, message: str) -> bool:
     """Whether ruff's F811 ``message`` on ``row`` is a parameter named like the unused
-    import (a pytest fixture taken in), the name was first bound by ``importorskip``, or
-    a function imports again what the module imported under that name."""
+    import (a pytest fixture taken in), the name was first bound by ``importorskip``, a
+    function imports again what the module imported under that name, or the function is
+    a Gherkin step its decorator registers by its text."""
     match = _REDEFINED.search(message)
     tree = parse_source(source) if match else None
     if match is None or tree is None:
@@ -680,6 +684,13 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
     ):
         return True  # the same module again, for the function's own use
     for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name == name
+            and node.lineno <= row <= (node.body[0].lineno if node.body else row)
+            and any(_registers_a_step(d) for d in node.decorator_list)
+        ):
+            return True  # found by its step text, not its name
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             arguments = node.args
             every = [
@@ -695,6 +706,17 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
             if isinstance(call, ast.Call) and _called_name(call.func) == "importorskip":
                 return True
     return False
+
+
+# Decorators that register a Gherkin step by its text (behave, pytest-bdd, radish): the
+# function's name is never looked up, and ``step_impl`` is what behave's docs call them all.
+_STEP_DECORATORS = frozenset({"given", "when", "then"})
+
+
+def _registers_a_step(decorator: ast.expr) -> bool:
+    return isinstance(decorator, ast.Call) and (
+        (_called_name(decorator.func) or "").lower() in _STEP_DECORATORS
+    )
 
 
 def _imported_as(node: ast.Import | ast.ImportFrom, name: str) -> str | None:
