@@ -17,14 +17,17 @@ _EXAMPLE_DIRS = frozenset({"examples", "example", "demo", "demos", "docs_src", "
 
 def is_test_path(path: str, test_roots: Collection[str] = ()) -> bool:
     """A test file: under ``tests/``/``test/``, ``test_*.py``, ``*_test.py``, ``conftest.py``,
-    or in one of ``test_roots`` (folders or files from the root: pytest's ``testpaths``)."""
+    ``tests.py`` (a Django app's, texttable's beside its module), ``test.py`` at the root
+    (deeper, it may be a command named so: setuptools' ``command/test.py``), or in one of
+    ``test_roots`` (folders or files from the root: pytest's ``testpaths``)."""
     path = path.replace("\\", "/")
     parts = path.split("/")
     name = parts[-1]
     return (
         any(path == root or path.startswith(root + "/") for root in test_roots)
         or any(p in _TEST_DIRS for p in parts[:-1])
-        or name == "conftest.py"
+        or name in ("conftest.py", "tests.py")
+        or path == "test.py"
         or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
     )
 

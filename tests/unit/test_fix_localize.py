@@ -427,6 +427,10 @@ def test_rank_excludes_test_files_and_paths_outside_the_repo_and_limits() -> Non
         ("pkg/testing.py", False),
         ("pkg/contest.py", False),
         ("pkg/latest_tests.py", False),
+        ("tests.py", True),  # texttable's, beside texttable.py
+        ("polls/tests.py", True),  # a Django app's
+        ("test.py", True),
+        ("setuptools/command/test.py", False),  # the `setup.py test` command
     ],
 )
 def test_is_test_path(path: str, is_test: bool) -> None:

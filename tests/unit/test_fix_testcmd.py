@@ -143,6 +143,24 @@ def test_conventions(tmp_path: Path, rel: str) -> None:
     assert detect_test_command(tmp_path) == TestCommand(PYTEST, "convention", PytestRun())
 
 
+@pytest.mark.parametrize("name", ["tests.py", "test.py"])
+def test_a_test_module_at_the_root_is_collected_by_name(tmp_path: Path, name: str) -> None:
+    """texttable keeps its tests in ``tests.py`` beside ``texttable.py``: pytest collects
+    no such file by default, so the run names it among the files pytest reads."""
+    write(tmp_path, "texttable.py", "def draw():\n    return ''\n")
+    write(tmp_path, name, "import pytest\n\n\ndef test_draw():\n    assert True\n")
+    option = ("-o", f"python_files={name} test_*.py *_test.py")
+
+    found = detect_test_command(tmp_path)
+
+    assert found == TestCommand([*PYTEST, *option], "convention", PytestRun(args=option))
+
+
+def test_a_root_tests_py_without_tests_is_not_a_suite(tmp_path: Path) -> None:
+    write(tmp_path, "tests.py", "CASES = [1, 2]\n")  # data, no test function
+    assert detect_test_command(tmp_path) is None
+
+
 def test_no_tests_is_none(tmp_path: Path) -> None:
     write(tmp_path, "pkg/__init__.py")
     write(tmp_path, "pkg/testing.py")  # not a test file name

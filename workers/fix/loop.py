@@ -297,7 +297,8 @@ class FixLoop:
         if command is None:
             result = FixResult(
                 False,
-                "No tests found (no pytest configuration, tests/ folder or test_*.py files): "
+                "No tests found (no pytest configuration, tests/ folder, test_*.py files or "
+                "tests.py at the root): "
                 "Kaizen needs a failing test to know when a fix works. Set `fix.test_command` "
                 "in .github/kaizen.yml if the tests run another way.",
             )

@@ -15,7 +15,10 @@ Order (first hit wins):
    ``testpaths`` and options itself);
 3. conventions: a ``tests/`` or ``test/`` folder holding Python files, or
    ``test_*.py`` / ``*_test.py`` files anywhere (virtualenvs, ``.git``, ``node_modules``
-   and build folders skipped) - ``python3 -m pytest``.
+   and build folders skipped) - ``python3 -m pytest``;
+4. a ``tests.py`` or ``test.py`` at the root that defines tests (texttable's, beside
+   ``texttable.py``): pytest collects no such file by default, so the run adds its name
+   to ``python_files`` (``-o``), which keeps node ids selectable one by one.
 
 No tests found: ``None``.
 """
@@ -157,6 +160,30 @@ def detect_test_command(repo: Path, configured: str | None = None) -> TestComman
         return TestCommand(list(PYTEST_ARGV), source, PytestRun())
     if _has_conventional_tests(repo):
         return TestCommand(list(PYTEST_ARGV), "convention", PytestRun())
+    module = _root_test_module(repo)
+    if module is not None:
+        option = ("-o", f"python_files={module} test_*.py *_test.py")
+        return TestCommand([*PYTEST_ARGV, *option], "convention", PytestRun(args=option))
+    return None
+
+
+_DEFINES_TESTS = re.compile(r"^(?:async\s+)?def\s+test|^class\s+Test", re.MULTILINE)
+
+
+def _root_test_module(repo: Path) -> str | None:
+    """``tests.py`` or ``test.py`` at the root when it is a file that defines a test
+    function or class (read, never run)."""
+    for name in ("tests.py", "test.py"):
+        path = repo / name
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(MAX_CONFIG_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if _DEFINES_TESTS.search(head):
+            return name
     return None
 
 
