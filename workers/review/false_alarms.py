@@ -1017,7 +1017,7 @@ def in_its_own_script(source: str, row: int, message: str) -> bool:
     """Whether every place on line ``row`` of the character ruff's RUF001-3 ``message``
     names has no ASCII letter or digit beside it, and is not a letter standing alone."""
     found = _AMBIGUOUS.search(message)
-    lines = source.splitlines()
+    lines = _LINE_BREAK.split(source)
     if found is None or not 0 < row <= len(lines):
         return False
     char, line = found.group(1), lines[row - 1]
