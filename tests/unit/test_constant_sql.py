@@ -8,6 +8,8 @@ from workers.review.constant_sql import built_from_constants
 
 SOURCE = """\
 import os
+import secrets
+import uuid
 
 COLUMNS = ("id", "name", "created_at")
 TABLE = "events"
@@ -42,6 +44,12 @@ def wide(n, m):
 def quoted(self, cur, table, name):
     cur.execute("SELECT 1 FROM %s LIMIT 1" % self.quote_name(table))
     cur.execute(f"SELECT * FROM t WHERE name = {conn.escape_string(name)}")
+
+
+def scratch_tables(cur):
+    scratch = f"t{secrets.token_hex(16)}"
+    cur.execute(f"create table {scratch} (id integer primary key)")
+    cur.execute(f"DROP TABLE tmp_{uuid.uuid4().hex}")
 
 
 def from_the_caller(cur, table, name):
@@ -86,6 +94,8 @@ def _at(start: str) -> tuple[int, int]:
         '"SELECT {} FROM t LIMIT',  # a range comprehension, int(), a numeric format
         '"SELECT 1 FROM %s LIMIT 1"',  # quoted by the driver's function (pony's quote_name)
         'f"SELECT * FROM t WHERE name = {conn',  # escaped
+        'f"create table {scratch}',  # a random name: hex digits (sqlite-utils 4.2)
+        'f"DROP TABLE tmp_{uuid',
     ],
 )
 def test_a_query_filled_from_the_code_itself_is_constant(fragment: str) -> None:

@@ -9,7 +9,9 @@ one. The common shapes, each a remark on real code where there is nothing to fix
 - column lists and table names from the module's own constants, or from a loop over a
   tuple of literals: ``f"SELECT {', '.join(_COLUMNS)} FROM t"``;
 - numbers: ``range`` counters, ``len()``, ``int()``, a ``{n:d}`` format that refuses
-  anything but a number;
+  anything but a number; random names of hex digits, ``secrets.token_hex()`` and
+  ``uuid.uuid4().hex`` (sqlite-utils 4.2 probes for ``ON CONFLICT`` support with a
+  ``create table t{token_hex(16)}``);
 - queries built from those step by step (sqlparse 0.6's benchmarks nest
   ``f"CASE WHEN x={i} THEN {case} ELSE NULL END"`` over ``for i in range(n)``);
 - names and values passed through a quoting or escaping function, which is how drivers
@@ -62,6 +64,24 @@ def built_from_constants(source: str, row: int, column: int) -> bool:
         return False
     reader = _Reader([_bindings(scope) for scope in scopes])
     return all(reader.constant(hole, {}) for hole in holes)
+
+
+def _module_function(func: ast.expr) -> tuple[str, str] | None:
+    """``("secrets", "token_hex")`` for ``secrets.token_hex``; None for other shapes."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id, func.attr
+    return None
+
+
+def _random_uuid(node: ast.expr) -> bool:
+    """Whether ``node`` is ``uuid.uuid1()`` … ``uuid.uuid8()``: a random or time-based
+    identifier, with no text from anywhere else."""
+    if not isinstance(node, ast.Call):
+        return False
+    found = _module_function(node.func)
+    return (
+        found is not None and found[0] == "uuid" and re.fullmatch(r"uuid\d", found[1]) is not None
+    )
 
 
 def _query_at(tree: ast.Module, row: int, offset: int) -> tuple[ast.expr, list[_Scope]] | None:
@@ -169,6 +189,8 @@ class _Reader:
             return self._comprehension(node, local)
         if isinstance(node, ast.Call):
             return self._call(node, local)
+        if isinstance(node, ast.Attribute) and node.attr == "hex":
+            return _random_uuid(node.value)  # uuid.uuid4().hex: hex digits
         if isinstance(node, ast.Name):
             return local[node.id] if node.id in local else self._name(node.id)
         return False
@@ -184,6 +206,8 @@ class _Reader:
             return all(self.constant(a, local) for a in node.args)
         if not isinstance(func, ast.Attribute):
             return False
+        if _module_function(func) == ("secrets", "token_hex"):
+            return True  # hex digits, whatever the length asked for
         if func.attr == "join" and len(node.args) == 1 and not node.keywords:
             # a constant iterable has constant items: "?" * n, a tuple of names
             return self.constant(func.value, local) and self.constant(node.args[0], local)
