@@ -143,12 +143,21 @@ def test_conventions(tmp_path: Path, rel: str) -> None:
     assert detect_test_command(tmp_path) == TestCommand(PYTEST, "convention", PytestRun())
 
 
-@pytest.mark.parametrize("name", ["tests.py", "test.py"])
-def test_a_test_module_at_the_root_is_collected_by_name(tmp_path: Path, name: str) -> None:
-    """texttable keeps its tests in ``tests.py`` beside ``texttable.py``: pytest collects
-    no such file by default, so the run names it among the files pytest reads."""
+@pytest.mark.parametrize(
+    ("name", "tests"),
+    [
+        ("tests.py", "import pytest\n\n\ndef test_draw():\n    assert True\n"),
+        ("test.py", "import unittest\n\n\nclass OTP(unittest.TestCase):\n    def test_at(self):\n"),
+    ],
+)
+def test_a_test_module_at_the_root_is_collected_by_name(
+    tmp_path: Path, name: str, tests: str
+) -> None:
+    """texttable keeps its tests in ``tests.py`` beside ``texttable.py``, pyotp its
+    ``unittest`` cases in ``test.py``: pytest collects no such file by default, so the
+    run names it among the files pytest reads."""
     write(tmp_path, "texttable.py", "def draw():\n    return ''\n")
-    write(tmp_path, name, "import pytest\n\n\ndef test_draw():\n    assert True\n")
+    write(tmp_path, name, tests)
     option = ("-o", f"python_files={name} test_*.py *_test.py")
 
     found = detect_test_command(tmp_path)

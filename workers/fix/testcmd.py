@@ -167,7 +167,9 @@ def detect_test_command(repo: Path, configured: str | None = None) -> TestComman
     return None
 
 
-_DEFINES_TESTS = re.compile(r"^(?:async\s+)?def\s+test|^class\s+Test", re.MULTILINE)
+# a test function or method (pyotp's ``unittest.TestCase`` subclasses in ``test.py``), or
+# a class pytest collects by its name
+_DEFINES_TESTS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test|^class[ \t]+Test", re.MULTILINE)
 
 
 def _root_test_module(repo: Path) -> str | None:
