@@ -846,6 +846,18 @@ def test_slice_bound_counts_a_bound_from_the_other_end() -> None:
     assert "x = s[a + b:-0]\n" not in afters
 
 
+def test_constant_shifts_a_byte_more_or_less() -> None:
+    """pyotp's HOTP packs four bytes with ``<< 24``, ``<< 16``, ``<< 8``; one of them a
+    byte off gives wrong codes. A shift by a number of bits that is no whole byte, or a
+    multiplier, is left alone."""
+    buggy = "code = (h[o] & 0x7F) << 24 | (h[o + 1] & 0xFF) << 8 | (h[o + 2] & 0xFF) << 8\n"
+    afters = [p.after for p in generate_patches(buggy, "a.py", 1, operators=["constant"])]
+    assert buggy.replace("0xFF) << 8 | (h[o + 2]", "0xFF) << 16 | (h[o + 2]") in afters
+    assert buggy.replace("0x7F) << 24", "0x7F) << 16") in afters
+    for other in ("x = y << 3\n", "x = y * 8\n"):
+        assert generate_patches(other, "a.py", 1, operators=["constant"]) == []
+
+
 # ----------------------------------------------------------------------- guarantees
 
 SAMPLE = src(

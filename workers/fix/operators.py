@@ -1709,7 +1709,8 @@ def _is_identity_operand(ctx: _Ctx, node: ast.AST) -> bool:
 
 
 def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
-    """A wrong literal: ``True`` ↔ ``False``, ``0`` ↔ ``1``, ``""`` ↔ ``None``."""
+    """A wrong literal: ``True`` ↔ ``False``, ``0`` ↔ ``1``, ``""`` ↔ ``None``, a power of
+    ten at the next scale, a byte shift one byte off."""
     for node in ctx.of_type(ast.Constant):
         assert isinstance(node, ast.Constant)
         value = node.value
@@ -1724,6 +1725,8 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             if _is_offset(parent, node):
                 continue  # `n - 1` → `n - 0` is off-by-one's `n`, written badly
             alts = [str(1 - value)]
+        elif type(value) is int and _shifts_by_bytes(ctx.parents.get(node), node):
+            alts = [str(value + 8), *([str(value - 8)] if value > 8 else [])]
         elif type(value) is int and (scaled := _other_scales(value)):
             if _is_offset(ctx.parents.get(node), node):
                 continue
@@ -1741,6 +1744,21 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             continue
         for rank, alt in enumerate(alts):
             yield _Edit((rank, span[0]), span[0], span[1], alt, _change(ctx.text(node), alt))
+
+
+def _shifts_by_bytes(parent: ast.AST | None, node: ast.expr) -> bool:
+    """Whether ``node`` is a whole number of bytes a value is shifted by (``b << 16``):
+    packing bytes into a word, where the slip is one byte too few or too many (pyotp's
+    dynamic truncation, ``hmac_hash[offset + 1] << 16``)."""
+    return (
+        isinstance(parent, ast.BinOp)
+        and isinstance(parent.op, ast.LShift | ast.RShift)
+        and parent.right is node
+        and isinstance(node, ast.Constant)
+        and type(node.value) is int
+        and node.value > 0
+        and node.value % 8 == 0
+    )
 
 
 def _other_scales(value: int) -> list[str]:
