@@ -1004,10 +1004,16 @@ def in_the_librarys_own_package(path: str, code: str) -> bool:
     """Whether a rule about a library's API is on a file of that library's own package
     (``mako/exceptions.py``, ``src/django/utils/html.py``)."""
     library = LIBRARY_RULES.get(code)
+    return library is not None and _package_of(path) == library
+
+
+def _package_of(path: str) -> str | None:
+    """The package a file is in: the path's first directory, or the one under ``src/``
+    or ``lib/``; None for a file at the root."""
     parts = path.split("/")
     if parts[0] in _SOURCE_ROOTS:
         parts = parts[1:]
-    return library is not None and len(parts) > 1 and parts[0] == library
+    return parts[0] if len(parts) > 1 else None
 
 
 _AMBIGUOUS = re.compile(r"contains ambiguous `(.)`", re.DOTALL)
@@ -1045,11 +1051,7 @@ def reexported_by_its_package(path: str, message: str) -> bool:
     if parts[-1] != "__init__.py" or found is None:
         return False
     imported = found.group(1)
-    if imported.startswith("."):
-        return True
-    if parts[0] in _SOURCE_ROOTS:
-        parts = parts[1:]
-    return len(parts) > 1 and imported.split(".")[0] == parts[0]
+    return imported.startswith(".") or imported.split(".")[0] == _package_of(path)
 
 
 _SELF_COMPARED = re.compile(r"`([\w.]+) (?:==|!=) \1`")
