@@ -97,6 +97,11 @@ class Chosen:
         return [c for c in self.choices if not c.posted]
 
 
+def _below(finding: Finding, floor: int) -> bool:
+    """Under the repository's ``min_severity`` (security findings never are)."""
+    return finding.severity != "security" and severity_rank(finding.severity) < floor
+
+
 def pr_experience_id(repo: str, pr: str, finding: Finding) -> str:
     """One experience per finding per PR: the same remark on another PR is new evidence."""
     return experience_id(Kind.COMMENT, repo, f"{pr}:{finding.fingerprint}")
@@ -122,14 +127,10 @@ def choose_findings(
     live: list[Finding] = []
     said: dict[str, int] = {}  # comments of each pattern already on this PR
     leaks = {(f.path, f.side, f.line) for f in findings if f.source == "secrets"}
-    said_at = {
-        (f.path, f.side, f.line, f.pattern)
-        for f in findings
-        if f.severity == "security" or severity_rank(f.severity) >= floor
-    }
+    said_at = {(f.path, f.side, f.line, f.pattern) for f in findings if not _below(f, floor)}
     for finding in findings:
         eid = pr_experience_id(repo, pr, finding)
-        if finding.severity != "security" and severity_rank(finding.severity) < floor:
+        if _below(finding, floor):
             out.choices.append(Choice(finding, False, "below min_severity", experience_id=eid))
         elif finding.fingerprint in seen and seen[finding.fingerprint] != _where(finding):
             out.choices.append(Choice(finding, False, "repeat", experience_id=eid))
