@@ -29,7 +29,7 @@ from workers.review.findings import IN_TEST_CODE, Finding
 from workers.review.generated import generated_by
 from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
-from workers.review.python_version import DeclaredPython, declared_python_at
+from workers.review.python_version import DeclaredPython, declared_in_folder, declared_python
 from workers.review.repo_files import pytest_testpaths
 from workers.review.ruff_scan import run_ruff
 from workers.review.ruff_team_config import TeamRuffConfig, team_config
@@ -149,13 +149,17 @@ def _by_declared_python(
     request: ReviewRequest, sources: dict[str, str]
 ) -> dict[DeclaredPython | None, dict[str, str]]:
     """The files to lint, by the oldest Python declared for each: the root's, or a nested
-    project's (see :mod:`workers.review.python_version`)."""
+    project's (see :mod:`workers.review.python_version`), each read once per folder."""
+    root = _from_repo(request, declared_python, None, "Python version")
+
+    @functools.cache
+    def of_folder(folder: str) -> DeclaredPython | None:
+        nested = functools.partial(declared_in_folder, folder)
+        return _from_repo(request, nested, None, "Python version") or root
+
     groups: dict[DeclaredPython | None, dict[str, str]] = {}
     for path, text in sources.items():
-        python = _from_repo(
-            request, functools.partial(declared_python_at, path), None, "Python version"
-        )
-        groups.setdefault(python, {})[path] = text
+        groups.setdefault(of_folder(path.rpartition("/")[0]), {})[path] = text
     return groups
 
 

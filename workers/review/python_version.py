@@ -159,15 +159,24 @@ def declared_python_at(path: str, file_text: Callable[[str], str | None]) -> Dec
     """The oldest Python declared for the file ``path``: by the nearest project folder
     above it that declares one (see the module docstring), else by the repository's root.
     ``file_text(path)`` gives any file's text (None when absent)."""
-    parts = path.split("/")[:-1]
+    folder = path.rpartition("/")[0]
+    return declared_in_folder(folder, file_text) or declared_python(file_text)
+
+
+def declared_in_folder(
+    folder: str, file_text: Callable[[str], str | None]
+) -> DeclaredPython | None:
+    """What the nearest project at or above ``folder`` (below the root) declares; None
+    when no nested project declares a Python."""
+    parts = folder.split("/") if folder else []
     for depth in range(min(len(parts), MAX_PROJECT_DEPTH), 0, -1):
-        folder = "/".join(parts[:depth])
-        if file_text(f"{folder}/pyproject.toml") is None:
+        project = "/".join(parts[:depth])
+        if file_text(f"{project}/pyproject.toml") is None:
             continue
-        inner = declared_python(functools.partial(_in_folder, folder, file_text))
+        inner = declared_python(functools.partial(_in_folder, project, file_text))
         if inner is not None:
-            return replace(inner, source=f"{inner.source} of `{folder}/`")
-    return declared_python(file_text)
+            return replace(inner, source=f"{inner.source} of `{project}/`")
+    return None
 
 
 def _in_folder(folder: str, file_text: Callable[[str], str | None], name: str) -> str | None:
