@@ -565,3 +565,33 @@ def test_a_run_whose_return_code_is_read_afterwards_is_checked() -> None:
     assert return_code_read(RUNS, 17)
     assert not return_code_read(RUNS, 16)  # its stdout only
     assert not return_code_read(RUNS, 19)  # not kept
+
+
+HANDED_BACK = """\
+import subprocess
+
+
+def run_in_a_fresh_interpreter(code):
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+    )
+
+
+def kept_then_returned():
+    done = subprocess.run(["make"])
+    log(done.args)
+    return done
+
+
+def output_only():
+    return subprocess.run(["git", "log"], capture_output=True).stdout
+"""
+
+
+def test_a_run_whose_result_the_function_returns_is_left_to_its_caller() -> None:
+    """zope.interface 8.7's test helper returns the ``CompletedProcess`` so that a crash
+    "is observed as a non-zero exit" by the test that called it."""
+    assert return_code_read(HANDED_BACK, 5)
+    assert return_code_read(HANDED_BACK, 12)
+    assert not return_code_read(HANDED_BACK, 18)  # its stdout only

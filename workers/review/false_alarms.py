@@ -829,28 +829,37 @@ def mutated_nowhere_in_the_file(source: str, row: int) -> bool:
 def return_code_read(source: str, row: int) -> bool:
     """Whether the ``subprocess.run(…)`` on ``row`` is assigned to a name whose
     ``returncode`` the same function (or module) reads, or whose ``check_returncode()``
-    it calls, after the call."""
+    it calls, after the call; or whose result the function returns, leaving the exit
+    status to its caller."""
     for scope in _scopes(source):
         for node in _statements(scope.body):
             if not (
-                isinstance(node, ast.Assign | ast.AnnAssign)
+                isinstance(node, ast.Assign | ast.AnnAssign | ast.Return)
                 and _on_row(node, row)
                 and isinstance(node.value, ast.Call)
                 and _called_name(node.value.func) == "run"
             ):
                 continue
+            if isinstance(node, ast.Return):
+                return True
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             after = node.end_lineno or node.lineno
             return any(
-                isinstance(use, ast.Attribute)
-                and use.attr in ("returncode", "check_returncode")
-                and isinstance(use.value, ast.Name)
-                and use.value.id in names
-                and use.lineno > after
+                _reads_the_exit_status(use, names) and use.lineno > after
                 for use in ast.walk(scope)
+                if isinstance(use, ast.Attribute | ast.Return)
             )
     return False
+
+
+def _reads_the_exit_status(node: ast.Attribute | ast.Return, names: set[str]) -> bool:
+    """``x.returncode``, ``x.check_returncode`` or ``return x`` for a name in ``names``."""
+    if isinstance(node, ast.Attribute) and node.attr in ("returncode", "check_returncode"):
+        return isinstance(node.value, ast.Name) and node.value.id in names
+    return (
+        isinstance(node, ast.Return) and isinstance(node.value, ast.Name) and node.value.id in names
+    )
 
 
 def escapes_every_value(source: str, row: int) -> bool:
