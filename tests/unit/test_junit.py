@@ -105,6 +105,23 @@ def test_missing_attributes_and_file_attribute() -> None:
     assert fourth.nodeid == "helpers.Thing::x"
 
 
+def test_a_module_that_cannot_be_collected_is_named_by_its_file() -> None:
+    """pytest names a collection error by the module's dotted name and no classname
+    (idna 3.12's property tests need a newer hypothesis); as a path it can be run again
+    on its own, which the dotted name cannot."""
+    results = parse_junit(
+        '<testsuite><testcase classname="" name="tests.test_props" time="0.000">'
+        '<error message="collection failure">TypeError: characters() got an unexpected'
+        " keyword argument</error></testcase>"
+        '<testcase classname="" name="tests" time="0.000">'
+        '<error message="collection failure">ImportError</error></testcase></testsuite>'
+    )
+    assert [(r.nodeid, r.file, r.outcome) for r in results] == [
+        ("tests/test_props.py", "tests/test_props.py", "error"),
+        ("tests.py", "tests.py", "error"),
+    ]
+
+
 def test_exception_type_of_a_bare_assert_comes_from_the_traceback() -> None:
     [result] = parse_junit(
         '<testsuite><testcase classname="t.test_a" name="x">'

@@ -23,6 +23,7 @@ MAX_TRACEBACK_CHARS = 8000  # the end holds the innermost frames
 MAX_MESSAGE_CHARS = 2000
 _EXC_RE = re.compile(r'^(?:failed on \w+ with ")?([A-Za-z_][\w.]*)(?::|"|$)')
 _TRACEBACK_TYPE_RE = re.compile(r"^\S+:\d+: ([A-Za-z_][\w.]*)\s*$", re.MULTILINE)
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _TIMEOUT_RE = re.compile(r"Timeout \(>[\d.]+s\) from pytest-timeout")
 
 
@@ -122,8 +123,13 @@ def _testcase(case: ET.Element) -> TestResult:
             exception_type = child.get("type") or _exception_type(message, child.text or "")
             traceback = (child.text or "")[-MAX_TRACEBACK_CHARS:]
         break
+    uncollected = not classname and outcome == "error" and _MODULE_NAME.fullmatch(name)
+    if uncollected:
+        # a module pytest could not collect, by its dotted name: as a path it can be run
+        # again on its own
+        file = name.replace(".", "/") + ".py"
     return TestResult(
-        nodeid=_nodeid(classname, name, file),
+        nodeid=file if uncollected and file else _nodeid(classname, name, file),
         classname=classname,
         name=name,
         file=file,
