@@ -685,6 +685,57 @@ def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:
     assert lines_of(suspects) == [("booking.py", 4)]
 
 
+def test_a_guard_calling_a_function_of_its_module_suspects_what_that_returns() -> None:
+    """idna with ``len(label) < 63``: ``if not valid_label_length(label_bytes): raise
+    IDNAError("Label too long")`` holds nothing to edit, and its answer is the module's
+    own predicate. A ``self.`` method of the class answers the same way; a callee with
+    many returns says too little to point at one."""
+    source = (
+        "def valid_label_length(label):\n"  # 1
+        '    """At most 63 octets."""\n'
+        "    return len(label) < 63\n"  # 3
+        "\n"
+        "def alabel(label):\n"  # 5
+        "    if not valid_label_length(label):\n"
+        '        raise IDNAError("Label too long")\n'  # 7
+        "    if not pick(label):\n"
+        "        raise IDNAError(label)\n"  # 9
+        "\n"
+        "class Codec:\n"
+        "    def ok(self, data):\n"  # 12
+        "        if data is None:\n"
+        "            return False\n"  # 14
+        "        return bool(data)\n"  # 15
+        "\n"
+        "    def encode(self, data):\n"
+        "        if not self.ok(data):\n"  # 18
+        "            raise ValueError(data)\n"  # 19
+        "\n"
+        "def pick(x):\n"  # 21
+        "    if x == 1:\n"
+        "        return 1\n"
+        "    if x == 2:\n"
+        "        return 2\n"
+        "    if x == 3:\n"
+        "        return 3\n"
+        "    return 4\n"
+    )
+    files = {"idna/core.py": source}
+
+    def suspected(line: int) -> dict[int, float]:
+        report = f'File "/w/idna/core.py", line {line}, in f\n'
+        found = from_failures([result("tests/test_i.py::test_encode", "failed", report)], files)
+        return {s.line: s.score for s in found}
+
+    assert suspected(7) == {7: 1.0, 3: pytest.approx(GUARD_SHARE)}
+    assert suspected(19) == {
+        19: 1.0,
+        14: pytest.approx(GUARD_SHARE),
+        15: pytest.approx(GUARD_SHARE),
+    }
+    assert suspected(9) == {9: 1.0}  # four returns: no one of them is the answer
+
+
 VERSION_SOURCE = """\
 def parse(text):
     if not text[:1].isdigit():
