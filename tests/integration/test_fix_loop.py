@@ -444,7 +444,7 @@ def test_a_test_module_that_cannot_be_imported_does_not_hide_the_others(
     result = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=30)).run(
         repo="octo-org/shop", issue_id="27", issue_text=ISSUE, checkout=checkout
     )
-    assert result.environment_failed == {"tests.test_clock": "missing dependency 'leftpad'"}
+    assert result.environment_failed == {"tests/test_clock.py": "missing dependency 'leftpad'"}
     assert result.baseline_failed and all("test_pricing" in t for t in result.baseline_failed)
     assert result.fixed, result.message
 

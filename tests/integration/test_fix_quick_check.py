@@ -11,8 +11,9 @@ import pytest
 
 from tests.helpers import FIXTURES
 from tests.integration import test_fix_loop
+from workers.fix.evaluate import TestRunner
 from workers.fix.loop import FixBudget, FixLoop
-from workers.sandbox.base import Sandbox
+from workers.sandbox.base import Limits, Sandbox
 
 pytestmark = pytest.mark.slow
 sandbox = test_fix_loop.sandbox  # the same fixture: the real sandbox, or a skip
@@ -112,3 +113,17 @@ def test_the_quick_check_lets_through_a_fix_that_leaves_only_unrelated_failures(
     assert result.other_failed == ["tests/test_legacy.py::test_legacy_format"]
     assert result.baseline_failed == ["tests/test_pricing.py::test_total_price_with_discount"]
     assert "left failing" in result.attempts[-1].summary
+
+
+def test_a_candidates_run_stops_at_its_own_shorter_limit(sandbox: Sandbox, tmp_path: Path) -> None:
+    """A candidate that makes a test spin is cut off at what its run may take, not at the
+    runner's limit (idna: one such candidate took the whole 300 s)."""
+    repo = tmp_path / "spins"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "test_spin.py").write_text(
+        "import time\n\n\ndef test_spin():\n    time.sleep(60)\n"
+    )
+    runner = TestRunner(sandbox, repo, Limits(timeout_s=120), per_test_timeout_s=90)
+    outcome = runner.run(timeout_s=3)
+    assert outcome.run.timed_out and not outcome.ok
+    assert outcome.run.duration_s < 30

@@ -91,3 +91,19 @@ def test_tests_that_never_run_the_changed_files() -> None:
     assert never_run([total, legacy], {"other.py"}, SPECTRUM)
     # no coverage of its own: it cannot be shown not to run the change
     assert not never_run(["tests/test_new.py::test_x"], {"other.py"}, SPECTRUM)
+
+
+def test_a_module_pytest_could_not_collect_ran_what_its_error_went_through() -> None:
+    """idna 3.12's property tests need a newer hypothesis than the sandbox has: the module
+    never runs a test, and its error goes through no file of the package, so a patch to
+    ``idna/core.py`` that fixes every other target is a whole fix. A module whose import
+    failed inside the changed file may be the bug's."""
+    props, broken = "tests/test_props.py", "tests/test_tables.py"
+    uncollected = {
+        props: "tests/test_props.py:61: in <module>\n    _any = st.characters(x=())\nE   TypeError",
+        broken: "tests/test_tables.py:3: in <module>\n    T = load()\nidna/core.py:9: in load\n",
+    }
+    assert never_run([props], {"idna/core.py"}, SPECTRUM, uncollected)
+    assert not never_run([broken], {"idna/core.py"}, SPECTRUM, uncollected)
+    assert never_run([broken], {"idna/codec.py"}, SPECTRUM, uncollected)
+    assert not never_run([props], {"idna/core.py"}, SPECTRUM)  # not known to be uncollected

@@ -190,9 +190,14 @@ class TestRunner:
         *,
         coverage: bool = False,
         select: Sequence[str] = (),
+        timeout_s: float | None = None,
     ) -> TestsOutcome:
         """``select``: pytest node ids to run instead of the whole suite (ignored for a
-        configured non-pytest command, which has no way to pick tests)."""
+        configured non-pytest command, which has no way to pick tests). ``timeout_s``:
+        a shorter limit than the runner's for this run."""
+        limits = self.limits
+        if timeout_s is not None and timeout_s < limits.timeout_s:
+            limits = replace(limits, timeout_s=timeout_s)
         with workspace_copy(self.checkout) as workspace:
             for patch in patches:
                 target = (workspace / check_edit_path(patch.path)).resolve()
@@ -205,11 +210,11 @@ class TestRunner:
                 result = self.sandbox.run(
                     list(self.custom_command),
                     workspace=workspace,
-                    limits=self.limits,
+                    limits=limits,
                     env=self._run_env(),
                 )
-                return TestsOutcome(result, _exit_code_tests(result, self.limits))
-            return self._pytest(workspace, coverage, select)
+                return TestsOutcome(result, _exit_code_tests(result, limits))
+            return self._pytest(workspace, coverage, select, limits)
 
     def _run_env(self) -> dict[str, str]:
         """The environment of every run, with string hashing fixed: a suite that builds
@@ -220,7 +225,9 @@ class TestRunner:
         sets its own seed keeps it."""
         return {"PYTHONHASHSEED": HASH_SEED, **self.env}
 
-    def _pytest(self, workspace: Path, coverage: bool, select: Sequence[str]) -> TestsOutcome:
+    def _pytest(
+        self, workspace: Path, coverage: bool, select: Sequence[str], limits: Limits
+    ) -> TestsOutcome:
         report = workspace / REPORT
         shim = install_shim(workspace)  # a config's --cov, -n, --reruns without the plugin
         env = {**self._run_env(), "PYTHONPATH": _path_with(self.env.get("PYTHONPATH"), SHIM_DIR)}
@@ -236,10 +243,10 @@ class TestRunner:
         if coverage:
             write_coverage_rc(workspace, SHIM_DIR)
             command = with_coverage(command)
-        result = self.sandbox.run(command, workspace=workspace, limits=self.limits, env=env)
-        tests, error = read_report(report, result, self.limits)
+        result = self.sandbox.run(command, workspace=workspace, limits=limits, env=env)
+        tests, error = read_report(report, result, limits)
         if coverage and "No module named coverage" in result.stderr:
-            return self._pytest(workspace, False, select)
+            return self._pytest(workspace, False, select, limits)
         outcome = TestsOutcome(result, tests, error)
         if coverage and self.scratch is not None:
             outcome.coverage_file = _keep_coverage(

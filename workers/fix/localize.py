@@ -777,7 +777,7 @@ def _failure_text(test: TestResult) -> str:
     return f"{test.message}\n{extra}" if extra else test.message
 
 
-def _frames(text: str) -> list[tuple[str, int]]:
+def frames_of(text: str) -> list[tuple[str, int]]:
     """(path, line) of every frame in ``text``, in order (innermost last), in both the
     Python (``File "x.py", line 3``) and pytest (``x.py:3: in f``) formats."""
     found = [
@@ -798,7 +798,7 @@ def from_failures(tests: Sequence[TestResult], files: Mapping[str, str]) -> list
     counts: dict[tuple[str, int], int] = defaultdict(int)
     for test in failing:
         frames: list[tuple[list[str], int]] = []
-        for raw, line in _frames(_failure_text(test)):
+        for raw, line in frames_of(_failure_text(test)):
             paths = [p for p in index.resolve(raw) if not is_test_path(p)]
             if paths and line >= 1:
                 frames.append((paths, line))

@@ -71,6 +71,7 @@ from workers.review.repo_files import pytest_testpaths
 from workers.review.secrets_scan import redact_secrets
 from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
 from workers.sandbox.disk import workspace_kill_text
+from workers.sandbox.junit import TestResult
 from workers.sandbox.tests_step import run_install
 from workers.sandbox.workspace import workspace_copy
 
@@ -98,6 +99,15 @@ MAX_FLAKY_RETRY = 3
 MAX_QUICK_TARGETS = 100
 QUICK_CHECK_MIN_SUITE_S = 5.0
 MAX_RUN_TIMEOUT_S = 300.0
+# A candidate's run may take this many times what the same tests took unpatched (and at
+# least the floor: a right patch lets a test that failed early run its whole course)
+# before it counts as hanging. A template that turns a loop's condition around can make
+# every test it reaches spin: idna 3.12's suite takes 24 s, and one such candidate ran
+# for the whole 300 s limit, as did each test of the quick check up to its 60 s.
+QUICK_TIMEOUT_FACTOR = 4.0
+QUICK_TIMEOUT_FLOOR_S = 60.0
+SUITE_TIMEOUT_FACTOR = 3.0  # of the baseline, which ran with coverage: slower already
+SUITE_TIMEOUT_FLOOR_S = 120.0
 PYTHON_EXCLUDES = (".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist")
 
 
@@ -125,6 +135,30 @@ class FixBudget:
             time_limit_s=float(time_limit_s),
             run_timeout_s=min(MAX_RUN_TIMEOUT_S, float(time_limit_s)),
         )
+
+
+@dataclass(frozen=True)
+class CandidateRuns:
+    """How a candidate is run: ``quick``, the failing tests to run alone first (none: the
+    whole suite straight away), and the time each kind of run may take."""
+
+    quick: list[str]
+    quick_timeout_s: float
+    suite_timeout_s: float
+
+
+def _failure_report(test: TestResult) -> str:
+    return f"{test.message}\n{test.traceback}"
+
+
+def candidate_runs(quick: list[str], alone_s: float, suite_s: float) -> CandidateRuns:
+    """The candidates' runs given how long the failing tests took alone (``alone_s``) and
+    the whole suite in the baseline (``suite_s``); the runner's own limit still caps both."""
+    return CandidateRuns(
+        quick,
+        quick_timeout_s=max(QUICK_TIMEOUT_FLOOR_S, QUICK_TIMEOUT_FACTOR * alone_s),
+        suite_timeout_s=max(SUITE_TIMEOUT_FLOOR_S, SUITE_TIMEOUT_FACTOR * suite_s),
+    )
 
 
 @dataclass
@@ -514,7 +548,7 @@ class FixLoop:
             environment_failed=set_aside,
             other_failed=others,
         )
-        quick = self._quick_targets(runner, baseline)
+        runs = self._candidate_runs(runner, baseline)
         for policy, item in self._plan(ctx):
             if runner.runs >= self.budget.max_sandbox_runs:
                 break
@@ -526,7 +560,7 @@ class FixLoop:
                 if not patches:
                     self._record_failed_llm(ctx, result, reflection)
                     continue
-                outcome, verdict = self._evaluate(runner, baseline, patches, quick, about, spectrum)
+                outcome, verdict = self._evaluate(runner, baseline, patches, runs, about, spectrum)
                 if not verdict.success:
                     reflection = self.llm.reflect(ctx, verdict.summary())
                     ctx.reflections.append(reflection)
@@ -534,7 +568,7 @@ class FixLoop:
             else:
                 patch = item
                 assert isinstance(patch, Patch)
-                outcome, verdict = self._evaluate(runner, baseline, [patch], quick, about, spectrum)
+                outcome, verdict = self._evaluate(runner, baseline, [patch], runs, about, spectrum)
                 attempt = self._remember(ctx, patch.operator, [patch], verdict, "template", None)
                 patches = [patch]
             result.attempts.append(attempt)
@@ -572,6 +606,7 @@ class FixLoop:
         patches: list[Patch],
         about: Collection[str],
         spectrum: localize.Spectrum | None,
+        baseline: TestsOutcome,
     ) -> Score:
         """The verdict, or a success when the patch fixed every failing test named after
         what the issue is about, broke nothing, and each target it left failing never runs
@@ -587,7 +622,9 @@ class FixLoop:
             or not set(about) <= verdict.fixed
         ):
             return verdict
-        if not never_run(verdict.still_failing, {p.path for p in patches}, spectrum):
+        uncollected = {t.nodeid: _failure_report(t) for t in baseline.tests if t.uncollected}
+        paths = {p.path for p in patches}
+        if not never_run(verdict.still_failing, paths, spectrum, uncollected):
             return verdict
         targets = len(verdict.fixed) + len(verdict.skipped) + len(verdict.still_failing)
         return replace(
@@ -598,9 +635,14 @@ class FixLoop:
             reward=round(verdict.reward + len(verdict.still_failing) / targets, 4),
         )
 
-    def _quick_targets(self, runner: TestRunner, baseline: TestsOutcome) -> list[str]:
+    def _candidate_runs(self, runner: TestRunner, baseline: TestsOutcome) -> CandidateRuns:
+        quick, alone_s = self._quick_targets(runner, baseline)
+        return candidate_runs(quick, alone_s, baseline.run.duration_s)
+
+    def _quick_targets(self, runner: TestRunner, baseline: TestsOutcome) -> tuple[list[str], float]:
         """The failing tests' node ids if running them alone is a faithful, cheaper first
-        check of a candidate, else ``[]`` (every candidate runs the whole suite)."""
+        check of a candidate, else ``[]`` (every candidate runs the whole suite); and how
+        long they took alone."""
         targets = sorted(baseline.failed)
         if (
             runner.custom_command is not None
@@ -610,7 +652,7 @@ class FixLoop:
             or baseline.run.duration_s < self.budget.quick_check_min_suite_s
             or runner.runs >= self.budget.max_sandbox_runs - 1
         ):
-            return []
+            return [], 0.0
         alone = runner.run(select=targets)
         reproduced = alone.ok and alone.failed == set(targets) and not alone.passed
         if not reproduced:
@@ -618,44 +660,45 @@ class FixLoop:
                 "The failing tests do not fail the same way on their own; every candidate "
                 "runs the whole suite."
             )
-            return []
+            return [], 0.0
         if alone.run.duration_s > baseline.run.duration_s / 2:
-            return []  # the failing tests are the slow part: the check would save little
+            return [], 0.0  # the failing tests are the slow part: the check would save little
         self.progress(
             f"The failing tests alone take {alone.run.duration_s:.1f} s of the suite's "
             f"{baseline.run.duration_s:.1f} s: each candidate runs them first."
         )
-        return targets
+        return targets, alone.run.duration_s
 
     def _evaluate(
         self,
         runner: TestRunner,
         baseline: TestsOutcome,
         patches: list[Patch],
-        quick: list[str],
+        runs: CandidateRuns,
         about: Collection[str] = (),
         spectrum: localize.Spectrum | None = None,
     ) -> tuple[TestsOutcome, Score]:
-        """The candidate's outcome and verdict; with ``quick`` its failing tests run first
-        and the whole suite only if they all pass (or all those that must, see
+        """The candidate's outcome and verdict; with ``runs.quick`` its failing tests run
+        first and the whole suite only if they all pass (or all those that must, see
         :meth:`_enough`)."""
         single = patches[0] if len(patches) == 1 else None
+        quick = runs.quick
         if quick:
-            first = runner.run(patches, select=quick)
+            first = runner.run(patches, select=quick, timeout_s=runs.quick_timeout_s)
             if not (first.ok and set(quick) <= first.passed | first.skipped):
                 checked = score(baseline, first, single, only_targets=True)
-                if not self._enough(checked, patches, about, spectrum).left_failing:
+                if not self._enough(checked, patches, about, spectrum, baseline).left_failing:
                     return first, checked
-        outcome = runner.run(patches)
-        verdict = self._enough(score(baseline, outcome, single), patches, about, spectrum)
+        outcome = runner.run(patches, timeout_s=runs.suite_timeout_s)
+        verdict = self._enough(score(baseline, outcome, single), patches, about, spectrum, baseline)
         if not self._worth_a_second_run(verdict, runner):
             return outcome, verdict
         self.progress(
             f"Every target test passes but {len(verdict.broken)} passing test(s) failed: "
             "running the suite again to tell a flaky test from a broken one."
         )
-        again = runner.run(patches)
-        second = self._enough(score(baseline, again, single), patches, about, spectrum)
+        again = runner.run(patches, timeout_s=runs.suite_timeout_s)
+        second = self._enough(score(baseline, again, single), patches, about, spectrum, baseline)
         if not second.success:
             return outcome, verdict
         return again, replace(second, flaky=verdict.broken)

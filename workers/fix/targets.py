@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
-from workers.fix.localize import Spectrum, runs_in, symbol_names
+from workers.fix.localize import Spectrum, frames_of, runs_in, symbol_names
 
 
 def short_name(nodeid: str) -> str:
@@ -95,9 +95,29 @@ def named_in(issue_text: str, failing: Iterable[str]) -> set[str]:
     return {nodeid for nodeid in failing if short_name(nodeid) in words or nodeid in issue_text}
 
 
-def never_run(tests: Iterable[str], paths: Collection[str], spectrum: Spectrum) -> bool:
+def never_run(
+    tests: Iterable[str],
+    paths: Collection[str],
+    spectrum: Spectrum,
+    uncollected: Mapping[str, str] | None = None,
+) -> bool:
     """Whether none of ``tests`` ran any line of the files at ``paths`` in the recorded
     coverage (a test the coverage does not know may have). The whole file, not the changed
     lines: a test of the same bug may fail before it reaches them (a branch the bug sends
-    it down), and a patch elsewhere in the file would then pass for the fix."""
-    return all(runs_in(spectrum, t, paths) is False for t in tests)
+    it down), and a patch elsewhere in the file would then pass for the fix.
+
+    ``uncollected`` maps the modules pytest could not import to their error's report: such
+    a module ran no test, and its import went through the files its traceback names."""
+    known = uncollected or {}
+    return all(
+        not any(_names_path(known[t], path) for path in paths)
+        if t in known
+        else runs_in(spectrum, t, paths) is False
+        for t in tests
+    )
+
+
+def _names_path(report: str, path: str) -> bool:
+    """Whether a frame of ``report`` is in the repository file ``path`` (the sandbox's
+    reports name it relative to the workspace or under it)."""
+    return any(raw == path or raw.endswith("/" + path) for raw, _line in frames_of(report))

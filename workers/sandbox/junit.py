@@ -46,6 +46,11 @@ class TestResult:
 
     __test__ = False  # not a pytest test class
 
+    @property
+    def uncollected(self) -> bool:
+        """A test module pytest could not import (it ran none of its tests)."""
+        return not self.classname and self.outcome == "error" and self.nodeid == self.file
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
