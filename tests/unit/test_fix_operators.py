@@ -355,6 +355,26 @@ def test_swap_arguments_swaps_non_commutative_operands_with_parentheses() -> Non
     assert "d = c - (a - b)\n" in afters
 
 
+def test_swap_arguments_swaps_two_chained_calls_of_one_method() -> None:
+    """jsonpointer's ``unescape`` must turn ``~1`` into ``/`` before ``~0`` into ``~``
+    (RFC 6901: ``~01`` is ``~1``); the other order decodes it twice. Escaping ``&``
+    before ``<`` is the same bug."""
+    buggy = src(
+        """
+        def unescape(s):
+            return s.replace('~0', '~').replace('~1', '/')
+        """
+    )
+    fixed = buggy.replace(
+        "s.replace('~0', '~').replace('~1', '/')", "s.replace('~1', '/').replace('~0', '~')"
+    )
+    patch = assert_fixes(buggy, fixed, "return", "swap-arguments")
+    assert patch.description == "swap `.replace('~0', '~')` and `.replace('~1', '/')` at line 2"
+    chain = "t = s.strip().lower().strip()\n"  # nothing to swap between calls without arguments
+    afters = [p.after for p in generate_patches(chain, "a.py", 1, operators=["swap-arguments"])]
+    assert afters == []
+
+
 def test_none_check_inserts_a_guard_for_a_parameter() -> None:
     buggy = src(
         """

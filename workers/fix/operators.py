@@ -984,9 +984,13 @@ def _swap(ctx: _Ctx, a: ast.AST, b: ast.AST) -> tuple[int, int, str] | None:
 
 def _op_swap_arguments(ctx: _Ctx) -> Iterator[_Edit]:
     """``f(a, b)`` → ``f(b, a)``, ``a - b`` → ``b - a`` and ``a if c else b`` → ``b if c
-    else a``: operands in the wrong order."""
+    else a``: operands in the wrong order; and ``s.m(a).m(b)`` → ``s.m(b).m(a)``, two
+    steps of one kind done in the wrong order (unescaping ``~0`` before ``~1``)."""
     for node in ctx.nodes:
         if isinstance(node, ast.Call):
+            chained = _swap_chained(ctx, node)
+            if chained is not None:
+                yield chained
             func = node.func
             if isinstance(func, ast.Name) and func.id in _COMMUTATIVE_CALLS:
                 continue
@@ -1022,6 +1026,39 @@ def _op_swap_arguments(ctx: _Ctx) -> Iterator[_Edit]:
             if swapped:
                 desc = f"swap `{_show(ctx.text(node.body))}` and `{_show(ctx.text(node.orelse))}`"
                 yield _Edit((1, swapped[0]), *swapped, desc)
+
+
+def _swap_chained(ctx: _Ctx, outer: ast.Call) -> _Edit | None:
+    """The edit swapping the arguments of ``outer`` (``….m(b)``) and of the call of the
+    same method it is made on (``s.m(a)``), both given positional arguments only."""
+    func = outer.func
+    inner = func.value if isinstance(func, ast.Attribute) else None
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Attribute)
+        and inner.func.attr == func.attr
+        and outer.args
+        and inner.args
+        and not outer.keywords
+        and not inner.keywords
+        and ctx.touches(outer)
+    ):
+        return None
+    if any(isinstance(a, ast.Starred) for a in (*outer.args, *inner.args)):
+        return None
+    first, last = ctx.span(inner.args[0]), ctx.span(inner.args[-1])
+    then, end = ctx.span(outer.args[0]), ctx.span(outer.args[-1])
+    if first is None or last is None or then is None or end is None:
+        return None
+    src = ctx.source
+    before, after = src[first[0] : last[1]], src[then[0] : end[1]]
+    if before == after:
+        return None
+    text = after + src[last[1] : then[0]] + before
+    method = func.attr
+    desc = f"swap `.{method}({_show(before)})` and `.{method}({_show(after)})`"
+    return _Edit((0, first[0]), first[0], end[1], text, desc)
 
 
 def _swap_operands(ctx: _Ctx, node: ast.BinOp) -> tuple[int, int, str] | None:
