@@ -127,3 +127,29 @@ def test_a_candidates_run_stops_at_its_own_shorter_limit(sandbox: Sandbox, tmp_p
     outcome = runner.run(timeout_s=3)
     assert outcome.run.timed_out and not outcome.ok
     assert outcome.run.duration_s < 30
+
+
+def test_a_root_tests_module_is_checked_quickly_by_its_own_node_ids(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """jsonpointer keeps its ``unittest`` cases in a root ``tests.py``: pytest reports them
+    as ``tests.SpecificationTests``, and read as node ids they could not be run alone."""
+    repo = tmp_path / "rootcase"
+    repo.mkdir()
+    (repo / "calc.py").write_text("def double(x):\n    return x * 3\n")
+    (repo / "tests.py").write_text(
+        "import time\nimport unittest\n\nfrom calc import double\n\n\n"
+        "class DoubleTests(unittest.TestCase):\n"
+        "    def test_double(self):\n        self.assertEqual(double(2), 4)\n\n"
+        "    def test_slow(self):\n        time.sleep(1.0)\n"
+    )
+    said: list[str] = []
+    result = quick_loop(sandbox, said, 20).run(
+        repo="octo-org/calc",
+        issue_id="3",
+        issue_text="double(2) gives 6, it should give 4",
+        checkout=repo,
+    )
+    assert result.baseline_failed == ["tests.py::DoubleTests::test_double"]
+    assert any("each candidate runs them first" in line for line in said), said
+    assert result.fixed and "x * 2" in result.patch

@@ -105,6 +105,21 @@ def test_missing_attributes_and_file_attribute() -> None:
     assert fourth.nodeid == "helpers.Thing::x"
 
 
+def test_a_root_tests_module_is_named_by_its_file() -> None:
+    """jsonpointer and texttable keep their tests in a root ``tests.py``: pytest calls its
+    cases ``tests.SpecificationTests``, and only ``tests.py::…`` can be run again."""
+    results = parse_junit(
+        '<testsuite><testcase classname="tests.SpecificationTests" name="test_tilde"/>'
+        '<testcase classname="tests" name="test_plain"/>'
+        '<testcase classname="tests.helpers" name="test_in_a_package"/></testsuite>'
+    )
+    assert [r.nodeid for r in results] == [
+        "tests.py::SpecificationTests::test_tilde",
+        "tests.py::test_plain",
+        "tests.helpers::test_in_a_package",  # a module of a tests package: not known
+    ]
+
+
 def test_a_module_that_cannot_be_collected_is_named_by_its_file() -> None:
     """pytest names a collection error by the module's dotted name and no classname
     (idna 3.12's property tests need a newer hypothesis); as a path it can be run again

@@ -23,6 +23,7 @@ MAX_TRACEBACK_CHARS = 8000  # the end holds the innermost frames
 MAX_MESSAGE_CHARS = 2000
 _EXC_RE = re.compile(r'^(?:failed on \w+ with ")?([A-Za-z_][\w.]*)(?::|"|$)')
 _TRACEBACK_TYPE_RE = re.compile(r"^\S+:\d+: ([A-Za-z_][\w.]*)\s*$", re.MULTILINE)
+_ROOT_TEST_MODULES = frozenset({"tests", "test"})
 _MODULE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _TIMEOUT_RE = re.compile(r"Timeout \(>[\d.]+s\) from pytest-timeout")
 
@@ -169,6 +170,8 @@ def _file_from_classname(classname: str) -> str | None:
         last = parts[i - 1]
         if last.startswith("test_") or last.endswith("_test"):
             return "/".join(parts[:i]) + ".py"
+    if parts[0] in _ROOT_TEST_MODULES and (len(parts) == 1 or parts[1][:1].isupper()):
+        return f"{parts[0]}.py"  # a root tests.py, run with its name in python_files
     return None
 
 
