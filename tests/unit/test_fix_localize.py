@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sqlite3
@@ -642,6 +643,15 @@ def test_the_guard_of_a_raise_in_a_traceback_is_suspected_with_it() -> None:
     assert {s.line for s in alone} == {19}
 
 
+def suspected_from(files: dict[str, str], line: int) -> dict[int, float]:
+    """Suspects (line → score) of one failing test whose traceback ends at ``line`` of the
+    only file in ``files``."""
+    (path,) = files
+    report = f'File "/w/{path}", line {line}, in f\n'
+    found = from_failures([result("tests/test_x.py::test_x", "failed", report)], files)
+    return {s.line: s.score for s in found}
+
+
 def test_the_test_deciding_a_frames_line_is_suspected_with_it() -> None:
     """cachetools with ``while self.currsize + 1 >= maxsize: self.popitem()``: the
     tracebacks of the keys evicted too early go through ``self.popitem()``, which holds
@@ -658,16 +668,10 @@ def test_the_test_deciding_a_frames_line_is_suspected_with_it() -> None:
         "        self.data[key] = value\n"
     )
     files = {"src/cache.py": source}
-
-    def suspected(line: int) -> dict[int, float]:
-        report = f'File "/w/src/cache.py", line {line}, in __setitem__\n'
-        found = from_failures([result("tests/test_c.py::test_fit", "failed", report)], files)
-        return {s.line: s.score for s in found}
-
-    assert suspected(4) == {4: 1.0, 3: pytest.approx(GUARD_SHARE)}
-    assert suspected(6) == {6: 1.0, 5: pytest.approx(GUARD_SHARE)}
-    assert suspected(7) == {7: 1.0}
-    assert suspected(3) == {3: 1.0}
+    assert suspected_from(files, 4) == {4: 1.0, 3: pytest.approx(GUARD_SHARE)}
+    assert suspected_from(files, 6) == {6: 1.0, 5: pytest.approx(GUARD_SHARE)}
+    assert suspected_from(files, 7) == {7: 1.0}
+    assert suspected_from(files, 3) == {3: 1.0}
 
 
 def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:
@@ -721,12 +725,7 @@ def test_a_guard_calling_a_function_of_its_module_suspects_what_that_returns() -
         "    return 4\n"
     )
     files = {"idna/core.py": source}
-
-    def suspected(line: int) -> dict[int, float]:
-        report = f'File "/w/idna/core.py", line {line}, in f\n'
-        found = from_failures([result("tests/test_i.py::test_encode", "failed", report)], files)
-        return {s.line: s.score for s in found}
-
+    suspected = functools.partial(suspected_from, files)
     assert suspected(7) == {7: 1.0, 3: pytest.approx(GUARD_SHARE)}
     assert suspected(19) == {
         19: 1.0,
