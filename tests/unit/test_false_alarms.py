@@ -14,6 +14,7 @@ from workers.review.false_alarms import (
     loads_with_its_own_loader,
     loop_variable_read_after,
     mutated_nowhere_in_the_file,
+    names_a_shell,
     not_djangos_extra,
     raises_on_purpose,
     reraises_a_handled_exception,
@@ -595,3 +596,16 @@ def test_a_run_whose_result_the_function_returns_is_left_to_its_caller() -> None
     assert return_code_read(HANDED_BACK, 5)
     assert return_code_read(HANDED_BACK, 12)
     assert not return_code_read(HANDED_BACK, 18)  # its stdout only
+
+
+def test_a_shell_given_by_name_is_not_a_command_line_run_through_one() -> None:
+    """shtab's tests write a completion script for ``shell="bash"``; ``shell=True`` (or a
+    variable that may be ``True``) is what S604 is for."""
+    source = (
+        'completion = shtab.complete(parser, shell="bash", preamble="x")\n'
+        "run_it(command, shell=True)\n"
+        "run_it(command, shell=use_shell)\n"
+    )
+    assert names_a_shell(source, 1)
+    assert not names_a_shell(source, 2)
+    assert not names_a_shell(source, 3)

@@ -137,6 +137,10 @@ And these are right about the code but wrong about its weight:
   the releases read on 2026-12-06). The shared-state bug the rule is about needs a
   change in place; where there is none in the file, the remark is minor.
 
+- ``S604`` (a call with a truthy ``shell`` argument) where ``shell`` is given the name of
+  a shell: shtab's ``complete(parser, shell="bash")`` picks the shell to write a
+  completion script for. The rule is about ``shell=True`` handing a string to a shell.
+
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
   of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
@@ -182,6 +186,7 @@ __all__ = [
     "loads_with_its_own_loader",
     "loop_variable_read_after",
     "mutated_nowhere_in_the_file",
+    "names_a_shell",
     "not_djangos_extra",
     "own_nodes",
     "parse_source",
@@ -859,6 +864,15 @@ def _reads_the_exit_status(node: ast.Attribute | ast.Return, names: set[str]) ->
         return isinstance(node.value, ast.Name) and node.value.id in names
     return (
         isinstance(node, ast.Return) and isinstance(node.value, ast.Name) and node.value.id in names
+    )
+
+
+def names_a_shell(source: str, row: int) -> bool:
+    """Whether every call on ``row`` given a ``shell`` keyword gives it a string: the name
+    of a shell, not a switch to run a command line through one."""
+    given = [k.value for call in _calls_on(source, row) for k in call.keywords if k.arg == "shell"]
+    return bool(given) and all(
+        isinstance(v, ast.Constant) and isinstance(v.value, str) for v in given
     )
 
 

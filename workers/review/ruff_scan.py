@@ -51,6 +51,7 @@ from workers.review.false_alarms import (
     logs_a_handled_exception,
     loop_variable_read_after,
     mutated_nowhere_in_the_file,
+    names_a_shell,
     not_djangos_extra,
     raises_on_purpose,
     reads_a_property,
@@ -662,6 +663,7 @@ def _finding(
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
+        or (code == "S604" and names_a_shell(text, row))
         or (code == "PLR0124" and tests_for_nan(text, row, message))
         or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
