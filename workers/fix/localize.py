@@ -770,7 +770,8 @@ def symbol_names(text: str) -> list[tuple[str, bool]]:
 _PYTEST_FRAME = re.compile(r"^[ \t]*(\S+\.py):(\d+):", re.MULTILINE)
 
 
-def _failure_text(test: TestResult) -> str:
+def failure_text(test: TestResult) -> str:
+    """A failing test's message and the report pytest wrote for it."""
     # TestResult keeps the failure's message; a ``traceback`` field, if junit gains one
     # (the element's text, where pytest writes the long report), is read too.
     extra = getattr(test, "traceback", "") or ""
@@ -798,7 +799,7 @@ def from_failures(tests: Sequence[TestResult], files: Mapping[str, str]) -> list
     counts: dict[tuple[str, int], int] = defaultdict(int)
     for test in failing:
         frames: list[tuple[list[str], int]] = []
-        for raw, line in frames_of(_failure_text(test)):
+        for raw, line in frames_of(failure_text(test)):
             paths = [p for p in index.resolve(raw) if not is_test_path(p)]
             if paths and line >= 1:
                 frames.append((paths, line))

@@ -71,7 +71,6 @@ from workers.review.repo_files import pytest_testpaths
 from workers.review.secrets_scan import redact_secrets
 from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
 from workers.sandbox.disk import workspace_kill_text
-from workers.sandbox.junit import TestResult
 from workers.sandbox.tests_step import run_install
 from workers.sandbox.workspace import workspace_copy
 
@@ -145,10 +144,6 @@ class CandidateRuns:
     quick: list[str]
     quick_timeout_s: float
     suite_timeout_s: float
-
-
-def _failure_report(test: TestResult) -> str:
-    return f"{test.message}\n{test.traceback}"
 
 
 def candidate_runs(quick: list[str], alone_s: float, suite_s: float) -> CandidateRuns:
@@ -622,7 +617,7 @@ class FixLoop:
             or not set(about) <= verdict.fixed
         ):
             return verdict
-        uncollected = {t.nodeid: _failure_report(t) for t in baseline.tests if t.uncollected}
+        uncollected = {t.nodeid: localize.failure_text(t) for t in baseline.tests if t.uncollected}
         paths = {p.path for p in patches}
         if not never_run(verdict.still_failing, paths, spectrum, uncollected):
             return verdict
