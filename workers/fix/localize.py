@@ -60,6 +60,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from workers.code_paths import is_test_path
+from workers.fix.operators import function_returns
 from workers.fix.types import Suspect
 from workers.sandbox.junit import TestResult
 
@@ -456,25 +457,10 @@ def _callee_returns(tree: ast.Module, guard: ast.If | ast.While) -> tuple[int, .
             callee = None
         if callee is None:
             continue
-        returns = [s.lineno for s in _statements_of(callee) if isinstance(s, ast.Return)]
+        returns = [r.lineno for r in function_returns(callee)]
         if len(returns) <= MAX_CALLEE_RETURNS:
             lines.extend(returns)
     return tuple(sorted(set(lines)))
-
-
-def _statements_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
-    """The statements of ``function``, not of the functions or classes defined in it."""
-    pending: list[ast.stmt] = list(function.body)
-    while pending:
-        statement = pending.pop()
-        yield statement
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        pending.extend(c for c in ast.iter_child_nodes(statement) if isinstance(c, ast.stmt))
-        for handler in getattr(statement, "handlers", None) or []:
-            pending.extend(handler.body)
-        for case in getattr(statement, "cases", None) or []:
-            pending.extend(case.body)
 
 
 @functools.lru_cache(maxsize=32)  # the symbol index and the raise guards read the same files

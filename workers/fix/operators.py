@@ -1456,7 +1456,8 @@ def _wrong_attribute(ctx: _Ctx) -> Iterator[_Edit]:
             )
 
 
-def _function_returns(func: ast.AST) -> list[ast.Return]:
+def function_returns(func: ast.AST) -> list[ast.Return]:
+    """The ``return`` statements of ``func``'s own scope (not of functions inside it)."""
     return [n for n in _scope_nodes(func) if isinstance(n, ast.Return)]
 
 
@@ -1464,7 +1465,7 @@ def _sensible_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """What a guard should return: the empty value of the declared or returned kind."""
     kind = _annotation_kind(func.returns)
     if kind is None and func.returns is None:
-        kinds = {_value_kind(r.value) for r in _function_returns(func) if r.value is not None}
+        kinds = {_value_kind(r.value) for r in function_returns(func) if r.value is not None}
         kinds.discard(None)
         kind = next(iter(kinds)) if len(kinds) == 1 else None
     return _EMPTY.get(kind or "", "None")
@@ -1696,7 +1697,7 @@ def _op_return_value(ctx: _Ctx) -> Iterator[_Edit]:
                 (0 if unused else 1, span[0]), span[0], span[1], text, _change(ctx.text(node), text)
             )
         if value is None:
-            others = _function_returns(func) if func is not None else []
+            others = function_returns(func) if func is not None else []
             if any(
                 isinstance(r.value, ast.Constant) and isinstance(r.value.value, bool)
                 for r in others
