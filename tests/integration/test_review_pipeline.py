@@ -113,6 +113,37 @@ def test_rules_the_teams_ruff_config_ignores_are_not_raised(memory: Memory) -> N
     assert "ruff:E722" in found
 
 
+def test_code_moved_out_of_a_file_that_only_lost_lines_draws_no_remark() -> None:
+    """A module split in two: ``util.py`` loses ``add`` (its mutable default) and
+    ``items.py`` gains it. The remark was made, or let pass, where the code stood."""
+    kept = "import os\n"
+    moved = "def add(item, bucket=[]):\n    bucket.append(item)\n    return bucket\n"
+    lines = (kept + "\n\n" + moved).splitlines()
+    files = [
+        {
+            "filename": "app/util.py",
+            "status": "modified",
+            "patch": f"@@ -1,{len(lines)} +1 @@\n {lines[0]}\n"
+            + "\n".join(f"-{ln}" for ln in lines[1:]),
+        },
+        {
+            "filename": "app/items.py",
+            "status": "added",
+            "patch": "@@ -0,0 +1,3 @@\n" + "\n".join(f"+{ln}" for ln in moved.splitlines()),
+        },
+    ]
+    text = {"app/util.py": kept, "app/items.py": moved}
+    diff = DiffModel.from_github_files(files)
+    split = ReviewRequest(repo=REPO, pr="9", diff=diff, file_text=text.get, config=RepoConfig())
+    outcome = run_review(split, chat=None, memory=None, rng=random.Random(1))
+    assert "ruff:B006" not in patterns(outcome.chosen.posted) | patterns(outcome.chosen.suppressed)
+
+    fresh = DiffModel.from_github_files(files[1:])
+    added = ReviewRequest(repo=REPO, pr="10", diff=fresh, file_text=text.get, config=RepoConfig())
+    outcome = run_review(added, chat=None, memory=None, rng=random.Random(1))
+    assert "ruff:B006" in patterns(outcome.chosen.posted) | patterns(outcome.chosen.suppressed)
+
+
 def test_first_review_posts_static_findings(memory: Memory) -> None:
     outcome = run_review(request("1", pr_diff()), chat=None, memory=memory, rng=random.Random(1))
     found = patterns(outcome.chosen.posted) | patterns(outcome.chosen.suppressed)

@@ -28,7 +28,7 @@ def diff_of(changes: dict[str, tuple[str, str]]) -> DiffModel:
             old.splitlines(keepends=True),
             new.splitlines(keepends=True),
             "/dev/null" if not old else f"a/{path}",
-            f"b/{path}",
+            "/dev/null" if not new else f"b/{path}",
         )
     return DiffModel.from_unified("".join(chunks))
 
@@ -1021,6 +1021,44 @@ def test_a_remark_moved_up_its_function_past_the_hunk_is_not_made() -> None:
     assert [f.line for f in scan({"a.py": (old, new)}) if f.pattern == "ruff:DTZ011"] == [18]
     found = scan({"a.py": (old, twice)})
     assert [f.line for f in found if f.pattern == "ruff:DTZ011"] == [5, 18]
+
+
+def test_a_remark_on_code_moved_to_another_module_is_not_made() -> None:
+    """uncertainties 3.2.3 moved its operators out of ``core.py`` into a new ``ops.py``:
+    the ``eval`` that builds each derivative and the ``raise`` without ``from`` came
+    along unchanged, and were "new" in the new file. A copy the change adds besides the
+    moved one, and the same rule on a line no module lost, are new."""
+    derive = '        fns.append(eval("lambda x, y: %s" % expr))\n'
+    kept = "def keep(value):\n    return value\n"
+    core = "def derivatives(exprs):\n    fns = []\n    for expr in exprs:\n" + derive
+    old = {"pkg/core.py": kept + "\n\n" + core + "    return fns\n"}
+    ops = core + "    return fns\n\n\ndef other(expr):\n    return eval(expr)\n"
+    found = scan({"pkg/core.py": (old["pkg/core.py"], kept), "pkg/ops.py": ("", ops)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S307"] == [9]
+    twice = ops.replace(derive, derive + derive)
+    found = scan({"pkg/core.py": (old["pkg/core.py"], kept), "pkg/ops.py": ("", twice)})
+    assert [f.line for f in found if f.pattern == "ruff:S307"] == [5, 10]
+    reformatted = ops.replace(derive, derive.replace("fns.append(", "fns.append(  "))
+    found = scan({"pkg/core.py": (old["pkg/core.py"], kept), "pkg/ops.py": ("", reformatted)})
+    assert [f.line for f in found if f.pattern == "ruff:S307"] == [9]
+
+
+def test_a_remark_on_code_moved_out_of_a_deleted_module_is_not_made() -> None:
+    source = (
+        "def parse(text):\n"
+        "    try:\n"
+        "        return float(text)\n"
+        "    except ValueError:\n"
+        "        raise ValueError(f'cannot parse {text}')\n"
+    )
+    found = scan({"pkg/old_parsing.py": (source, ""), "pkg/parsing.py": ("", source)})
+
+    assert [f.pattern for f in found if f.pattern == "ruff:B904"] == []
+    black = source.replace("f'cannot parse {text}'", 'f"cannot parse {text}"')
+    found = scan({"pkg/old_parsing.py": (source, ""), "pkg/parsing.py": ("", black)})
+    assert [f.pattern for f in found if f.pattern == "ruff:B904"] == []
+    assert [f.line for f in scan({"pkg/parsing.py": ("", source)})] == [5]
 
 
 def test_a_long_flagged_text_new_to_its_hunk_keeps_its_remark() -> None:

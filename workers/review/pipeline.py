@@ -142,6 +142,12 @@ def _ruff_sources(request: ReviewRequest, notes: list[str]) -> dict[str, str]:
                 f"`{path}`: not checked by ruff: its text could not be read at "
                 "the head commit (a file over GitHub's 1 MB, or a symbolic link)."
             )
+    if sources:  # what the change only took lines from: code moved from there is not new
+        for entry in request.diff.reviewable():
+            if entry.path.endswith(PYTHON_SUFFIXES) and entry.removed and not entry.added:
+                donor = request.file_text(entry.path)
+                if donor is not None:
+                    sources[entry.path] = donor
     return sources
 
 

@@ -309,7 +309,9 @@ def run_ruff(
     """Ruff findings on the added lines of ``files`` (repository path → text at the PR head).
 
     Non-Python paths, paths that could escape a directory (absolute, ``..``) and files
-    without added lines in ``diff`` (or that ``diff`` marks skipped) are left out.
+    without added lines in ``diff`` (or that ``diff`` marks skipped) are not checked; of
+    those without added lines, and of the files ``diff`` deletes, what the change took is
+    read: code moved from there to an added line keeps its past (see _moved_remarks).
     ``select`` replaces :data:`DEFAULT_SELECT` (and then :data:`DEFAULT_IGNORE` does not
     apply); ``ignore`` is always passed on. ``python`` is the oldest Python the repository
     supports: ruff lints for it (its own default otherwise), and syntax newer than that is
@@ -359,6 +361,9 @@ def run_ruff(
             for path, (text, entry) in wanted.items()
             if entry.removed and (was := text_before(text, entry)) is not None
         }
+        # and those it only took lines from, whose code may live on in another file
+        gone = _donors(files, diff)
+        before.update({path: text for path, (text, _entry) in gone.items() if path not in before})
         base = _write(Path(base_tmp).resolve(), before)
         args = [
             *command,
@@ -391,14 +396,16 @@ def run_ruff(
         @functools.cache
         def where(path: str) -> _Places | None:
             was = before.get(path)
-            return None if was is None else _Places(def_names(was), def_names(wanted[path][0]))
+            if was is None or path not in wanted:
+                return None
+            return _Places(def_names(was), def_names(wanted[path][0]))
 
         removed_had: dict[_Remark, list[str]] = {}
         added_has: dict[tuple[str, int, str], list[tuple[_Remark, str] | None]] = {}
         for item in diagnostics:
             filename = str(item.get("filename") or "")
             if filename in base:
-                entry = wanted[base[filename]][1]
+                entry = (wanted.get(base[filename]) or gone[base[filename]])[1]
                 remark = _remark(entry, item, "LEFT", before[base[filename]], where(base[filename]))
                 if remark is not None:
                     removed_had.setdefault(remark[0], []).append(remark[1])
@@ -423,6 +430,7 @@ def run_ruff(
                 if item.get("code") == "F821" and undefined:
                     used_undefined.add((repo_path, undefined.group(1)))
     old = _old_remarks(added_has, removed_had)
+    old |= _moved_remarks(added_has, removed_had, old)
     return sorted(
         (
             _with_unchanged(f, unchanged)
@@ -527,6 +535,69 @@ def _old_remarks(
 
         excused.update(key for key, _line in sorted(now, key=likeness, reverse=True)[: len(before)])
     return {key for key, count in excused.items() if count == len(added_has[key])}
+
+
+def _donors(files: Mapping[str, str], diff: DiffModel) -> dict[str, tuple[str, FileChange]]:
+    """The Python files the change only took lines from, each as it was: the deleted
+    ones (their removed lines) and those of ``files`` without an added line."""
+    donors: dict[str, tuple[str, FileChange]] = {}
+    for entry in diff.files:
+        if (
+            entry.skipped
+            or entry.added
+            or not entry.removed
+            or not entry.path.endswith(PYTHON_SUFFIXES)
+            or not _safe_relative(entry.path)
+        ):
+            continue
+        if entry.status == "removed":
+            donors[entry.path] = ("".join(f"{line}\n" for line in entry.removed.values()), entry)
+        elif entry.path in files and (was := text_before(files[entry.path], entry)) is not None:
+            donors[entry.path] = (was, entry)
+    return donors
+
+
+def _moved_remarks(
+    added_has: Mapping[tuple[str, int, str], list[tuple[_Remark, str] | None]],
+    removed_had: Mapping[_Remark, list[str]],
+    old: Collection[tuple[str, int, str]],
+) -> set[tuple[str, int, str]]:
+    """The findings on lines the change moved: the same rule with the same message on
+    the same line (spacing aside) that a removed line of any file already had.
+
+    uncertainties 3.2.3 split ``core.py`` and moved its operators into a new ``ops.py``;
+    the ``eval`` building each derivative and a ``raise`` without ``from`` came along as
+    they were, and every remark on them was "new" in a file that had no past. One removed
+    line makes one added line old, as in :func:`_old_remarks`.
+    """
+    moved_out: Counter[tuple[str, str, str, str]] = Counter()
+    for remark, lines in removed_had.items():
+        moved_out.update(_moved_key(remark, line) for line in lines)
+    moved: set[tuple[str, int, str]] = set()
+    for key in sorted(added_has):
+        remarks = added_has[key]
+        if key in old or any(found is None for found in remarks):
+            continue
+        wanted = Counter(_moved_key(*found) for found in remarks if found is not None)
+        if all(moved_out[remark] >= count for remark, count in wanted.items()):
+            moved_out.subtract(wanted)
+            moved.add(key)
+    return moved
+
+
+_CALL_WITH_ARGUMENTS = re.compile(r"[\w.]+\(.+\)", re.DOTALL)
+
+
+def _moved_key(remark: _Remark, line: str) -> tuple[str, str, str, str]:
+    """What a moved remark is matched on: its rule, message and flagged code, and its
+    line unless the flagged code is a whole call with its arguments, which says enough
+    on its own. Moved code is often reformatted on the way (uncertainties' moved lines
+    went through black: ``derivatives ]`` lost its space, ``'complex'`` became
+    ``"complex"``), so spacing and the kind of quotes do not count."""
+    _path, _place, code, message, flagged = remark
+    if _CALL_WITH_ARGUMENTS.fullmatch(flagged):
+        return code, message, flagged, ""
+    return code, message, flagged, "".join(line.split()).replace("'", '"')
 
 
 def _undefined_here_before(finding: Finding, used: Collection[tuple[str, str]]) -> bool:
