@@ -1061,6 +1061,24 @@ def test_a_remark_on_code_moved_out_of_a_deleted_module_is_not_made() -> None:
     assert [f.line for f in scan({"pkg/parsing.py": ("", source)})] == [5]
 
 
+def test_a_format_spec_an_object_reads_itself_is_no_remark() -> None:
+    """uncertainties 3.2.3's tests: ``assert "{:P}".format(x) == "[2.00 ± 0.10]…"``, a
+    spec its numbers' ``__format__`` reads (pretty print). Shipped code keeps the remark
+    unless the file defines ``__format__``; a ``%`` format always keeps it."""
+    test = 'def test_pretty(x):\n    assert "{:P}".format(x) == "2.00+/-0.10"\n'
+    shown = 'def show(x):\n    return "{:P}".format(x), "%Q" % x\n'
+    own = "class Number:\n    def __format__(self, spec):\n        return spec\n\n\n" + shown
+
+    def lines(path: str, source: str) -> list[int]:
+        return [f.line for f in scan({path: ("", source)}) if f.pattern == "ruff:PLE1300"]
+
+    assert lines("tests/test_formatting.py", test) == []
+    assert lines("pkg/show.py", test) == [2]
+    assert lines("pkg/show.py", shown) == [2]
+    (remark,) = [f.message for f in scan({"pkg/n.py": ("", own)}) if f.pattern == "ruff:PLE1300"]
+    assert "character 'Q'" in remark and "'P'" not in remark
+
+
 def test_a_long_flagged_text_new_to_its_hunk_keeps_its_remark() -> None:
     old = "def f(a):\n    return a\n"
     new = "def f(a, ax_attrs=['name', 'email', 'language']):\n    return a, ax_attrs\n"

@@ -141,6 +141,13 @@ And these are right about the code but wrong about its weight:
   a shell: shtab's ``complete(parser, shell="bash")`` picks the shell to write a
   completion script for. The rule is about ``shell=True`` handing a string to a shell.
 
+- ``PLE1300`` (an unsupported format character) in a ``str.format`` call, where the file
+  defines ``__format__`` or the call is asserted on in test code: ``format`` hands the
+  spec to the object's ``__format__``, and uncertainties' numbers read ``{:P}`` (pretty
+  print) and ``{:L}`` (LaTeX) themselves. Ruff knows only the builtin types' letters.
+  Where a builtin got the spec, the test asserting the text fails with ValueError; a
+  ``%`` format has no ``__format__`` to ask and keeps the remark.
+
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
   of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
@@ -175,6 +182,7 @@ __all__ = [
     "compares_with_a_supported_python",
     "defines_names_at_run_time",
     "escapes_every_value",
+    "formats_with_its_own_spec",
     "formatted_as_one",
     "harmless_redefinition",
     "in_a_meta_class",
@@ -874,6 +882,30 @@ def names_a_shell(source: str, row: int) -> bool:
     return bool(given) and all(
         isinstance(v, ast.Constant) and isinstance(v.value, str) for v in given
     )
+
+
+def formats_with_its_own_spec(source: str, row: int, column: int, in_tests: bool) -> bool:
+    """Whether the format at ``row``/``column`` is a ``str.format`` call handing its spec
+    to an object that may read it itself: the file defines ``__format__``, or the call
+    is in a test's assert."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    if not any(
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr == "format"
+        and isinstance(call.func.value, ast.Constant)
+        and isinstance(call.func.value.value, str)
+        and (call.lineno, call.col_offset) == (row, offset)
+        for call in _calls_on(source, row)
+    ):
+        return False
+    defines = any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "__format__"
+        for node in ast.walk(tree)
+    )
+    return defines or (in_tests and in_an_assert(source, row))
 
 
 def escapes_every_value(source: str, row: int) -> bool:

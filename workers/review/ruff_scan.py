@@ -39,6 +39,7 @@ from workers.review.false_alarms import (
     compares_with_a_supported_python,
     defines_names_at_run_time,
     escapes_every_value,
+    formats_with_its_own_spec,
     formatted_as_one,
     harmless_redefinition,
     in_a_meta_class,
@@ -735,6 +736,7 @@ def _finding(
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
         or (code == "S604" and names_a_shell(text, row))
+        or (code == "PLE1300" and formats_with_its_own_spec(text, row, column, in_tests))
         or (code == "PLR0124" and tests_for_nan(text, row, message))
         or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
