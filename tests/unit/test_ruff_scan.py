@@ -1079,6 +1079,19 @@ def test_a_format_spec_an_object_reads_itself_is_no_remark() -> None:
     assert "character 'Q'" in remark and "'P'" not in remark
 
 
+def test_a_match_pattern_whose_only_metacharacters_are_anchors_is_no_remark() -> None:
+    """cbor2 6.3's tests: ``pytest.raises(SystemExit, match="^-: ")``, a message that
+    starts so. A ``.`` meant literally, anchored or not, keeps the remark, and so does
+    an escape."""
+    source = "import pytest\n\n\ndef test_it():\n" + "".join(
+        f"    with pytest.raises(ValueError, match={pattern!r}):\n        run()\n"
+        for pattern in ("^-: ", "bad value$", "^exactly$", "a.b", "^a.b$", "cost \\$5$")
+    )
+    found = scan({"tests/test_tool.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF043"] == [11, 13, 15]
+
+
 def test_a_long_flagged_text_new_to_its_hunk_keeps_its_remark() -> None:
     old = "def f(a):\n    return a\n"
     new = "def f(a, ax_attrs=['name', 'email', 'language']):\n    return a, ax_attrs\n"

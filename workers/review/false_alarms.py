@@ -148,6 +148,11 @@ And these are right about the code but wrong about its weight:
   Where a builtin got the spec, the test asserting the text fails with ValueError; a
   ``%`` format has no ``__format__`` to ask and keeps the remark.
 
+- ``RUF043`` (a ``match=`` pattern with metacharacters, neither escaped nor raw) where
+  the only ones are a ``^`` at its start and a ``$`` at its end: cbor2's tests expect
+  ``match="^-: "``, an error message that starts that way. An anchor says the text is a
+  regular expression on purpose; the rule is about a ``.`` or ``(`` meant literally.
+
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
   of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
@@ -196,6 +201,7 @@ __all__ = [
     "mutated_nowhere_in_the_file",
     "names_a_shell",
     "not_djangos_extra",
+    "only_anchored",
     "own_nodes",
     "parse_source",
     "raises_on_purpose",
@@ -906,6 +912,28 @@ def formats_with_its_own_spec(source: str, row: int, column: int, in_tests: bool
         for node in ast.walk(tree)
     )
     return defines or (in_tests and in_an_assert(source, row))
+
+
+_REGEX_METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
+
+
+def only_anchored(source: str, row: int, column: int) -> bool:
+    """Whether the string at ``row``/``column`` has no regular expression metacharacter
+    but a leading ``^`` and a trailing ``$``, and at least one of those."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (node.lineno, node.col_offset) == (row, offset)
+        ):
+            inner = node.value.removeprefix("^")
+            inner = inner[:-1] if inner.endswith("$") and not inner.endswith("\\$") else inner
+            return inner != node.value and not _REGEX_METACHARACTERS.intersection(inner)
+    return False
 
 
 def escapes_every_value(source: str, row: int) -> bool:

@@ -54,6 +54,7 @@ from workers.review.false_alarms import (
     mutated_nowhere_in_the_file,
     names_a_shell,
     not_djangos_extra,
+    only_anchored,
     raises_on_purpose,
     reads_a_property,
     reexported_by_its_package,
@@ -736,6 +737,7 @@ def _finding(
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
         or (code == "S604" and names_a_shell(text, row))
+        or (code == "RUF043" and only_anchored(text, row, column))
         or (code == "PLE1300" and formats_with_its_own_spec(text, row, column, in_tests))
         or (code == "PLR0124" and tests_for_nan(text, row, message))
         or (code == "S704" and escapes_every_value(text, row))
