@@ -416,6 +416,24 @@ def test_a_missing_comma_is_medium_and_a_joined_sentence_low() -> None:
     ]
 
 
+def test_an_f_string_beside_a_plain_literal_is_a_low_isc001() -> None:
+    """pycparser 3.12's lexer puts ``rf"(?!{_unicode_escape})"`` beside a raw pattern
+    with braces and quotes: two kinds that cannot be one literal as written. Two of one
+    kind stay medium."""
+    new = (
+        'ESCAPE = (rf"(?!{PREFIX})" r"[a-w{}]")\n'
+        'PATTERN = (r"\\d+" "\\n")\n'
+        'NAMES = (r"alpha" r"beta")\n'
+    )
+    found = scan({"pkg/lexer.py": ("", new)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:ISC001"] == [
+        (1, "low"),
+        (2, "low"),
+        (3, "medium"),
+    ]
+
+
 def test_bandits_rules_and_assert_false_are_minor_in_test_code() -> None:
     code = (
         "import pickle\n\n\n"

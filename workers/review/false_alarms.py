@@ -164,7 +164,9 @@ And these are right about the code but wrong about its weight:
   a space or a line break at it (``"Cannot set {key} " f"due to {value}"``, marshmallow;
   ``"Successful " "Response"``, fastapi), it is one sentence a formatter joined onto one
   line: a minor remark (combine them), not a likely bug. So is a pair formatted whole
-  with ``%`` or ``.format`` (isodate's regex pieces): one template.
+  with ``%`` or ``.format`` (isodate's regex pieces): one template. And so is an
+  f-string beside a plain literal, or a raw one beside one with escapes (pycparser's
+  lexer patterns): two kinds that cannot be one literal as written.
 """
 
 from __future__ import annotations
@@ -196,6 +198,7 @@ __all__ = [
     "in_its_own_script",
     "in_the_librarys_own_package",
     "in_type_comments",
+    "joins_two_kinds",
     "loads_with_its_own_loader",
     "loop_variable_read_after",
     "mutated_nowhere_in_the_file",
@@ -1046,16 +1049,39 @@ def split_inside_a_sentence(source: str, row: int, start: int, end: int) -> bool
     exclusive) on ``row`` is one text split where it runs on: the first literal ends, or
     the second starts, with whitespace (or a ``\\n``/``\\r``/``\\t`` escape). Anything
     this cannot read as exactly two literals is not."""
+    pair = _literal_pair(source, row, start, end)
+    return pair is not None and (
+        _runs_on(pair[0], _RUNS_ON_END) or _runs_on(pair[1], _RUNS_ON_START)
+    )
+
+
+def joins_two_kinds(source: str, row: int, start: int, end: int) -> bool:
+    """Whether ruff's ISC001 pair (as in :func:`split_inside_a_sentence`) is an f-string
+    beside a plain literal, or a raw one beside one with escapes: two kinds that cannot
+    be one literal as written, side by side on purpose: pycparser 3.12's lexer puts
+    ``rf"(?!{_unicode_escape})"`` beside a raw pattern with braces and quotes in it."""
+    pair = _literal_pair(source, row, start, end)
+    if pair is None:
+        return False
+    kinds = [set(found.group("prefix").lower()) & {"f", "t", "r"} for found in pair]
+    return kinds[0] != kinds[1]
+
+
+def _literal_pair(
+    source: str, row: int, start: int, end: int
+) -> tuple[re.Match[str], re.Match[str]] | None:
+    """The two literals of ruff's ISC001 pair from column ``start`` to ``end`` (1-based,
+    ``end`` exclusive) on ``row``; None for anything this cannot read as exactly two."""
     lines = _LINE_BREAK.split(source)
     if not 1 <= row <= len(lines) or not 1 <= start < end:
-        return False
+        return None
     pair = lines[row - 1][start - 1 : end - 1]
     found = list(_LITERAL.finditer(pair))
     if len(found) != 2 or found[0].start() != 0 or found[1].end() != len(pair):
-        return False
+        return None
     if pair[found[0].end() : found[1].start()].strip():
-        return False  # something between them that is not space: not read right
-    return _runs_on(found[0], _RUNS_ON_END) or _runs_on(found[1], _RUNS_ON_START)
+        return None  # something between them that is not space: not read right
+    return found[0], found[1]
 
 
 def _runs_on(literal: re.Match[str], edge: re.Pattern[str]) -> bool:

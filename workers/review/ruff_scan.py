@@ -48,6 +48,7 @@ from workers.review.false_alarms import (
     in_its_own_script,
     in_the_librarys_own_package,
     in_type_comments,
+    joins_two_kinds,
     loads_with_its_own_loader,
     logs_a_handled_exception,
     loop_variable_read_after,
@@ -790,9 +791,10 @@ def _finding(
             and (
                 split_inside_a_sentence(text, row, column, end_column)
                 or formatted_as_one(text, row, column)
+                or joins_two_kinds(text, row, column, end_column)
             )
         ):
-            severity = "low"  # one sentence a formatter joined: not a missing comma
+            severity = "low"  # one text written in pieces: not a missing comma
         elif in_tests and _minor_in_tests(code):
             severity = "low"
         elif _is_bandit(code) and is_example_path(path):
