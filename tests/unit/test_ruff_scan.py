@@ -1110,6 +1110,22 @@ def test_a_match_pattern_whose_only_metacharacters_are_anchors_is_no_remark() ->
     assert [f.line for f in found if f.pattern == "ruff:RUF043"] == [11, 13, 15]
 
 
+def test_not_equal_written_so_on_purpose_is_no_remark() -> None:
+    """pyrsistent 0.20's ``_pmap.py``: ``not (k2 == k)``, with a comment saying it does
+    not rely on the keys' ``__ne__``. Without a word why, SIM201 stands."""
+    source = (
+        "def replace(bucket, k, val):\n"
+        "    # `not (k2 == k)` rather than `!=`: keys may lack a well implemented __ne__\n"
+        "    kept = [(k2, v2) if not (k2 == k) else (k2, val) for k2, v2 in bucket]\n"
+        "\n\n"
+        "def drop(kept, val):\n"
+        "    return [(k2, v2) for k2, v2 in kept if not (k2 == val)]\n"
+    )
+    found = scan({"pkg/_pmap.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM201"] == [7]
+
+
 def test_a_long_flagged_text_new_to_its_hunk_keeps_its_remark() -> None:
     old = "def f(a):\n    return a\n"
     new = "def f(a, ax_attrs=['name', 'email', 'language']):\n    return a, ax_attrs\n"

@@ -153,6 +153,10 @@ And these are right about the code but wrong about its weight:
   ``match="^-: "``, an error message that starts that way. An anchor says the text is a
   regular expression on purpose; the rule is about a ``.`` or ``(`` meant literally.
 
+- ``SIM201``/``SIM202`` (``not a == b``) where a comment at the line speaks of
+  ``__ne__``, ``__eq__`` or ``!=``: pyrsistent writes ``not (k2 == k)`` "to avoid
+  relying on a well implemented ``__ne__``", for keys of any type.
+
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
   of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
@@ -215,6 +219,7 @@ __all__ = [
     "runs_code_written_here",
     "said_to_be_naive",
     "said_to_be_shared",
+    "said_why_not_ne",
     "self_assigned_builtin",
     "split_inside_a_sentence",
     "strings_on",
@@ -558,6 +563,17 @@ def said_to_be_naive(source: str, row: int) -> bool:
     naive on purpose (python-docx 1.2: ``# -- fall-back to parsing as naive datetime --``
     over its ``strptime``)."""
     return any(_NAIVE.search(text) for text in _comments_at(source, row, 2))
+
+
+_NOT_NE = re.compile(r"__ne__|__eq__|!=")
+
+
+def said_why_not_ne(source: str, row: int) -> bool:
+    """Whether a comment on ``row`` or on the two lines above it speaks of ``__ne__``,
+    ``__eq__`` or ``!=``: ``not (a == b)`` written so on purpose. pyrsistent 0.20:
+    ``# Use `not (k2 == k)` rather than `!=` to avoid relying on a well implemented
+    `__ne__`, see #268.`` (keys of any type, some defining ``__eq__`` alone)."""
+    return any(_NOT_NE.search(text) for text in _comments_at(source, row, 2))
 
 
 def _comments_at(source: str, row: int, above: int) -> list[str]:

@@ -64,6 +64,7 @@ from workers.review.false_alarms import (
     runs_code_written_here,
     said_to_be_naive,
     said_to_be_shared,
+    said_why_not_ne,
     self_assigned_builtin,
     skips_without_it,
     split_inside_a_sentence,
@@ -738,6 +739,7 @@ def _finding(
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
         or (code == "S604" and names_a_shell(text, row))
+        or (code in ("SIM201", "SIM202") and said_why_not_ne(text, row))
         or (code == "RUF043" and only_anchored(text, row, column))
         or (code == "PLE1300" and formats_with_its_own_spec(text, row, column, in_tests))
         or (code == "PLR0124" and tests_for_nan(text, row, message))
