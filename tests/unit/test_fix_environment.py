@@ -67,6 +67,12 @@ def test_packages_named_like_standard_modules_are_still_dependencies(package: st
             "",
             "no network",
         ),
+        (
+            'failed on setup with "locale.Error: unsupported locale setting"',
+            ">       return _setlocale(category, locale)\nE       locale.Error: unsupported "
+            "locale setting\n\n/usr/lib/python3.11/locale.py:626: Error",
+            "locale not installed",
+        ),
     ],
 )
 def test_failures_the_sandbox_causes(message: str, traceback: str, cause: str) -> None:
@@ -83,6 +89,7 @@ def test_failures_the_sandbox_causes(message: str, traceback: str, cause: str) -
         "ModuleNotFoundError: No module named 'datetme'",
         "ConnectionRefusedError: [Errno 111] Connection refused",  # its own server, maybe
         "KeyError: 'network'",
+        "ValueError: unknown locale: de_XX",  # the code's own parsing of a name
     ],
 )
 def test_failures_the_code_may_cause(message: str) -> None:

@@ -12,8 +12,11 @@ not a misspelling of one of its own or the standard library's (``colections``,
 ``datetme``: a letter dropped or swapped, which no popular package's name is), and a
 host name that cannot be resolved or a network that cannot be reached, and a fixture
 pytest cannot find that no file of the repository defines (a plugin's: humanize's
-benchmarks take pytest-codspeed's ``benchmark``). A refused connection is not one of
-them: a test's own server on the loopback refusing is as likely to be the bug.
+benchmarks take pytest-codspeed's ``benchmark``), and a locale the machine does not
+have (``locale.Error: unsupported locale setting``: natsort's tests switch to
+``de_DE.UTF-8`` and ``en_US.UTF-8`` in their fixtures; the sandbox has ``C.UTF-8``). A
+refused connection is not one of them: a test's own server on the loopback refusing is
+as likely to be the bug.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ _NO_NETWORK = re.compile(
     r"|Network is unreachable|\[Errno -(?:2|3|5)\]|\[Errno 101\]"
 )
 _NO_FIXTURE = re.compile(r"fixture '(\w+)' not found")
+_NO_LOCALE = re.compile(r"locale\.Error: unsupported locale setting")
 # what a repository's own code may define a fixture as: a function, a fixture's
 # ``name=``, or an assignment (``client = pytest.fixture(make_client)``)
 _DEFINED = re.compile(
@@ -98,6 +102,8 @@ def environment_cause(
             return f"missing dependency '{top}'"
     if _NO_NETWORK.search(text):
         return "no network"
+    if _NO_LOCALE.search(text):
+        return "locale not installed"
     fixture = _NO_FIXTURE.search(text)
     if fixture is not None and fixture.group(1) not in own_names:
         return f"missing pytest plugin (fixture '{fixture.group(1)}')"
