@@ -26,6 +26,7 @@ from workers.fix.localize import (
     coverage_argv,
     from_failures,
     from_issue_text,
+    from_test_names,
     ochiai,
     rank,
     read_coverage,
@@ -309,6 +310,43 @@ SPECTRUM: dict[str, set[tuple[str, int]]] = {
     "tests.test_calc.test_big": {("calc.py", 1), ("calc.py", 2), ("calc.py", 3)},
     "tests.test_calc.TestC.test_huge": {("calc.py", 1), ("calc.py", 3), ("tests/h.py", 1)},
 }
+
+
+def test_a_failing_unit_test_of_one_function_points_at_that_function() -> None:
+    """natsort: ``test_sep_inserter_…`` ran ``sep_inserter`` alone and failed, beside
+    tests of the keygen that runs most of the package. A test named after code that
+    calls the bug (``test_convert_…`` running ``convert`` and ``f_to_c``) counts for
+    nothing, and without coverage nothing counts."""
+    files = {
+        "pkg/utils.py": (
+            "def sep_inserter(items, sep):\n"  # 1
+            "    for x in items:\n"  # 2
+            "        yield x\n"  # 3
+            "\n\n"
+            "def f_to_c(f):\n"  # 6
+            "    return (f + 32) * 5 / 9\n"  # 7
+            "\n\n"
+            "def convert(value):\n"  # 10
+            "    return f_to_c(value)\n"  # 11
+        ),
+    }
+    spectrum = {
+        "tests.test_utils.test_sep_inserter_between_numbers": {
+            ("pkg/utils.py", 2),
+            ("pkg/utils.py", 3),
+        },
+        "tests.test_utils.test_convert_freezing": {("pkg/utils.py", 11), ("pkg/utils.py", 7)},
+    }
+    failed = [
+        "tests/test_utils.py::test_sep_inserter_between_numbers",
+        "tests/test_utils.py::test_convert_freezing",
+    ]
+
+    suspects = from_test_names(failed, files, spectrum)
+
+    assert lines_of(suspects) == [("pkg/utils.py", 2), ("pkg/utils.py", 3)]
+    assert suspects[0].why == "failing test named after it"
+    assert from_test_names(failed, files, None) == []
 
 
 def test_ochiai_on_a_hand_made_spectrum() -> None:

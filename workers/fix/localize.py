@@ -72,6 +72,7 @@ WHY_FILE = "file named in the issue"
 WHY_FAILURE = "failing test traceback"
 WHY_OCHIAI = "ochiai"
 WHY_COMMENT = "comment shares words with the issue"
+WHY_TEST_NAME = "failing test named after it"
 
 # Kind -> weight after per-source normalisation: where a test or the issue's traceback
 # says the error happened counts most; a file merely named counts least.
@@ -80,6 +81,7 @@ KIND_WEIGHTS: dict[str, float] = {
     WHY_FAILURE: 3.0,
     WHY_LINE: 2.5,
     WHY_OCHIAI: 2.0,
+    WHY_TEST_NAME: 2.0,
     WHY_SYMBOL: 1.0,
     WHY_COMMENT: 1.0,
     WHY_FILE: 0.5,
@@ -563,6 +565,79 @@ def _private_calls(function: ast.AST, class_prefix: str) -> list[str]:
         if name.startswith("_") and not name.endswith("__"):
             found[qual] = None
     return list(found)
+
+
+# --- failing tests' names ----------------------------------------------------------------
+MIN_NAME = 4  # characters, once case and underscores are dropped: "add" names too much
+# A failing test checks the function it is named after alone when this much of the
+# repository code it ran is that function's: see from_test_names.
+ALONE_SHARE = 0.8
+# ValueError, KeyError, print: named in error messages, not what the issue is about
+BUILTIN_NAMES = frozenset(name.replace("_", "").lower() for name in dir(builtins))
+_CLASS_SUFFIXES = ("TestCase", "Tests", "Test")
+
+
+def folded_name(name: str) -> str:
+    """A name with case and underscores aside: what a test's name and code share."""
+    return name.replace("_", "").lower()
+
+
+def test_subjects(nodeid: str) -> list[str]:
+    """What a test is named for, each a run of its name's words from the start, folded:
+    ``TestMaxLen::test_check_valid`` → ``maxlen``, ``check``, ``checkvalid``;
+    ``WindowedTests::test_basic`` (unittest's naming, more-itertools) → ``windowed``, …;
+    ``test_max_len_bytes`` → ``max``, ``maxlen``, ``maxlenbytes``."""
+    parts = nodeid.split("::")[1:] or [nodeid]
+    out = []
+    for part in parts:
+        part = part.split("[", 1)[0]
+        suffix = next((x for x in _CLASS_SUFFIXES if part.endswith(x)), "")
+        if part.startswith("Test"):
+            out.append(folded_name(part[4:]))
+        elif suffix and part[:1].isupper():
+            out.append(folded_name(part[: -len(suffix)]))  # unittest's WindowedTests
+        elif part.startswith("test"):
+            words = [w for w in part[4:].split("_") if w]
+            out += [folded_name("".join(words[: i + 1])) for i in range(len(words))]
+    return [s for s in out if s]
+
+
+def from_test_names(
+    failed: Iterable[str], files: Mapping[str, str], spectrum: Spectrum | None
+) -> list[Suspect]:
+    """The functions failing unit tests are named after, where a test ran little else of
+    the repository (``test_sep_inserter_…`` ran ``sep_inserter`` and nothing more): such
+    a test checks that code alone, and its failure says where the bug is even when its
+    traceback does not (it compared what a generator gave and never ran it in a frame).
+
+    natsort's ``test_sep_inserter_…`` failed beside six ``test_natsort_keygen_…`` tests
+    that run most of the package; ochiai spread the blame over all of it and the bug's
+    line was not reached in 60 sandbox runs. A test named after code that calls the bug
+    (``test_convert_…`` where ``convert`` looks up the broken ``f_to_c``) ran more than
+    that code, and counts for nothing: without coverage, no test counts."""
+    if spectrum is None:
+        return []
+    symbols = _Symbols(files)
+    by_name: dict[str, list[tuple[str, list[int]]]] = defaultdict(list)
+    for qualname, defs in symbols.defs.items():
+        name = folded_name(qualname.rsplit(".", 1)[-1])
+        if len(name) >= MIN_NAME and name not in BUILTIN_NAMES:
+            by_name[name] += [(p, ln) for p, _m, ln, cls in defs if not cls and _suspect_path_ok(p)]
+    named = {
+        test: found
+        for test in failed
+        if (found := [d for s in dict.fromkeys(test_subjects(test)) for d in by_name.get(s, [])])
+    }
+    scores: dict[tuple[str, int], float] = {}
+    for test, key in _match_ids(named, spectrum).items():
+        ran = {loc for loc in spectrum[key] if _suspect_path_ok(loc[0])}
+        for path, lines in named[test]:
+            inside = ran & {(path, line) for line in lines}
+            share = len(inside) / len(ran) if ran else 0.0
+            if share >= ALONE_SHARE:
+                for line in lines[:MAX_SYMBOL_LINES]:
+                    scores[(path, line)] = max(scores.get((path, line), 0.0), share)
+    return _sorted(Suspect(p, ln, s, WHY_TEST_NAME) for (p, ln), s in scores.items())
 
 
 # --- issue text --------------------------------------------------------------------------
@@ -1200,10 +1275,10 @@ def rank(*sources: list[Suspect], limit: int = 20) -> list[Suspect]:
     """Merge suspect lists into one ranking of at most ``limit`` lines.
 
     Within each source, each kind of evidence (``why`` prefix) is normalised to a best
-    of 1 and weighted by :data:`KIND_WEIGHTS` (tracebacks 3, named lines 2.5, ochiai 2,
-    symbols 1, file names 0.5); a line's score is the sum over sources and kinds, and
-    its ``why`` lists the evidence, strongest first. Test files and paths outside the
-    repository never appear.
+    of 1 and weighted by :data:`KIND_WEIGHTS` (tracebacks 3, named lines 2.5, ochiai and
+    a failing unit test of one function 2, symbols 1, file names 0.5); a line's score is
+    the sum over sources and kinds, and its ``why`` lists the evidence, strongest first.
+    Test files and paths outside the repository never appear.
     """
     merged: dict[tuple[str, int], float] = defaultdict(float)
     whys: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)

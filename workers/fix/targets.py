@@ -18,25 +18,24 @@ If no failing test is named after the code, every failing test stays a target.
 
 from __future__ import annotations
 
-import builtins
 import re
 from collections.abc import Collection, Iterable, Mapping
 
-from workers.fix.localize import Spectrum, frames_of, runs_in, symbol_names
+from workers.fix.localize import (
+    BUILTIN_NAMES,
+    MIN_NAME,
+    Spectrum,
+    folded_name,
+    frames_of,
+    runs_in,
+    symbol_names,
+    test_subjects,
+)
 
 
 def short_name(nodeid: str) -> str:
     """``tests/x.py::TestK::test_y[1-2]`` -> ``test_y``."""
     return nodeid.rsplit("::", 1)[-1].split("[", 1)[0]
-
-
-MIN_NAME = 4  # characters, once case and underscores are dropped: "add" names too much
-# ValueError, KeyError, print: named in error messages, not what the issue is about
-_BUILTIN_NAMES = frozenset(name.replace("_", "").lower() for name in dir(builtins))
-
-
-def _folded(name: str) -> str:
-    return name.replace("_", "").lower()
 
 
 def code_names(issue_text: str) -> set[str]:
@@ -45,33 +44,10 @@ def code_names(issue_text: str) -> set[str]:
     underscores aside): what tests are named for."""
     found = set()
     for name, _marked in symbol_names(issue_text):
-        folded = _folded(name.rsplit(".", 1)[-1])
-        if len(folded) >= MIN_NAME and folded not in _BUILTIN_NAMES:
+        folded = folded_name(name.rsplit(".", 1)[-1])
+        if len(folded) >= MIN_NAME and folded not in BUILTIN_NAMES:
             found.add(folded)
     return found
-
-
-_CLASS_SUFFIXES = ("TestCase", "Tests", "Test")
-
-
-def _subjects(nodeid: str) -> list[str]:
-    """What a test is named for, each a run of its name's words from the start, folded:
-    ``TestMaxLen::test_check_valid`` → ``maxlen``, ``check``, ``checkvalid``;
-    ``WindowedTests::test_basic`` (unittest's naming, more-itertools) → ``windowed``, …;
-    ``test_max_len_bytes`` → ``max``, ``maxlen``, ``maxlenbytes``."""
-    parts = nodeid.split("::")[1:] or [nodeid]
-    out = []
-    for part in parts:
-        part = part.split("[", 1)[0]
-        suffix = next((x for x in _CLASS_SUFFIXES if part.endswith(x)), "")
-        if part.startswith("Test"):
-            out.append(_folded(part[4:]))
-        elif suffix and part[:1].isupper():
-            out.append(_folded(part[: -len(suffix)]))  # unittest's WindowedTests
-        elif part.startswith("test"):
-            words = [w for w in part[4:].split("_") if w]
-            out += [_folded("".join(words[: i + 1])) for i in range(len(words))]
-    return [s for s in out if s]
 
 
 def targets_of_named_code(issue_text: str, failing: Iterable[str]) -> tuple[set[str], list[str]]:
@@ -82,7 +58,7 @@ def targets_of_named_code(issue_text: str, failing: Iterable[str]) -> tuple[set[
     found: set[str] = set()
     used: set[str] = set()
     for nodeid in failing:
-        hits = names.intersection(_subjects(nodeid))
+        hits = names.intersection(test_subjects(nodeid))
         if hits:
             found.add(nodeid)
             used |= hits
