@@ -46,7 +46,13 @@ still 55 and 39 (none of the nine pairs has such code): fifty more held-out rele
 cherrypy, pyyaml, behave, …) gave that session's changes: a package's ``__init__``
 importing its own modules, look-alike characters among their own script, one remark
 two rules make on one line, a comparison under ``pytest.raises``, a nested project's
-own Python, a function re-importing its module's import, Gherkin steps.
+own Python, a function re-importing its module's import, Gherkin steps. On 2026-12-06
+(evening): 49 and 35 once a remark on code the change moved from another file (or a
+deleted one) was the old remark it is: httpx 0.28 moved its form-encoding helpers and
+their tests out of ``_utils.py`` (9 and 7 → 5 and 3), fastapi copied a logging line
+another script lost (two LOG015 fewer). Found on uncertainties 3.2.3, which split
+``core.py`` in four (113 candidates → 72); forty more held-out releases (natsort,
+pycparser, cbor2, pyrsistent, databases, …) gave that session's other changes.
 
 Needs the package index (``pip download``); sdists are cached in ``--cache``. Compare two
 checkouts with ``--kaizen`` (the ``kaizen`` executable of the other checkout's venv). Not a
