@@ -73,6 +73,20 @@ def test_packages_named_like_standard_modules_are_still_dependencies(package: st
             "locale setting\n\n/usr/lib/python3.11/locale.py:626: Error",
             "locale not installed",
         ),
+        (
+            "RuntimeError: Unable to invoke 'cpp'.  Make sure its path was passed correctly",
+            "E               FileNotFoundError: [Errno 2] No such file or directory: 'cpp'\n\n"
+            "/usr/lib/python3.11/subprocess.py:1901: FileNotFoundError\n\nDuring handling "
+            "of the above exception, another exception occurred:\n",
+            "missing program 'cpp'",
+        ),
+        (
+            "FileNotFoundError: [Errno 2] No such file or directory: 'git'",
+            '  File "/usr/lib/python3.11/subprocess.py", line 1901, in _execute_child\n'
+            "    raise child_exception_type(errno_num, err_msg, err_filename)\n"
+            "FileNotFoundError: [Errno 2] No such file or directory: 'git'\n",
+            "missing program 'git'",
+        ),
     ],
 )
 def test_failures_the_sandbox_causes(message: str, traceback: str, cause: str) -> None:
@@ -90,6 +104,7 @@ def test_failures_the_sandbox_causes(message: str, traceback: str, cause: str) -
         "ConnectionRefusedError: [Errno 111] Connection refused",  # its own server, maybe
         "KeyError: 'network'",
         "ValueError: unknown locale: de_XX",  # the code's own parsing of a name
+        "FileNotFoundError: [Errno 2] No such file or directory: 'settings.json'",  # open()
     ],
 )
 def test_failures_the_code_may_cause(message: str) -> None:

@@ -14,7 +14,9 @@ host name that cannot be resolved or a network that cannot be reached, and a fix
 pytest cannot find that no file of the repository defines (a plugin's: humanize's
 benchmarks take pytest-codspeed's ``benchmark``), and a locale the machine does not
 have (``locale.Error: unsupported locale setting``: natsort's tests switch to
-``de_DE.UTF-8`` and ``en_US.UTF-8`` in their fixtures; the sandbox has ``C.UTF-8``). A
+``de_DE.UTF-8`` and ``en_US.UTF-8`` in their fixtures; the sandbox has ``C.UTF-8``), and
+a program the machine does not have, which ``subprocess`` could not start by its bare
+name (pycparser's tests run ``cpp``, the C preprocessor). A
 refused connection is not one of them: a test's own server on the loopback refusing is
 as likely to be the bug.
 """
@@ -37,6 +39,13 @@ _NO_NETWORK = re.compile(
 )
 _NO_FIXTURE = re.compile(r"fixture '(\w+)' not found")
 _NO_LOCALE = re.compile(r"locale\.Error: unsupported locale setting")
+# subprocess found no program of that bare name on PATH: pytest's long traceback ends
+# the exception's lines with subprocess.py's location; a native one names _execute_child
+_NO_SUCH_PROGRAM = r"FileNotFoundError: \[Errno 2\] No such file or directory: '([\w.+-]+)'"
+_NO_PROGRAM = re.compile(
+    rf"{_NO_SUCH_PROGRAM}\s+\S*subprocess\.py:\d+: FileNotFoundError"
+    rf"|in _execute_child\n[\s\S]{{0,600}}?{_NO_SUCH_PROGRAM}"
+)
 # what a repository's own code may define a fixture as: a function, a fixture's
 # ``name=``, or an assignment (``client = pytest.fixture(make_client)``)
 _DEFINED = re.compile(
@@ -104,6 +113,9 @@ def environment_cause(
         return "no network"
     if _NO_LOCALE.search(text):
         return "locale not installed"
+    program = _NO_PROGRAM.search(test.traceback) or _NO_PROGRAM.search(test.message)
+    if program is not None:
+        return f"missing program '{program.group(1) or program.group(2)}'"
     fixture = _NO_FIXTURE.search(text)
     if fixture is not None and fixture.group(1) not in own_names:
         return f"missing pytest plugin (fixture '{fixture.group(1)}')"
