@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench.fix_corpus import load_cases, reference_after, same_program  # noqa: E402
 from workers.fix.issue_hints import operator_hints  # noqa: E402
 from workers.fix.loop import MAX_SUSPECTS, FixBudget, FixLoop, python_files  # noqa: E402
-from workers.fix.planning import rank_in_tiers  # noqa: E402
+from workers.fix.planning import plausibility, rank_in_tiers  # noqa: E402
 from workers.fix.types import Patch, Suspect  # noqa: E402
 from workers.sandbox.select import choose_sandbox  # noqa: E402
 
@@ -53,7 +53,7 @@ def position(
     boosts = hints or {}
 
     def weight(suspect: Suspect, patch: Patch) -> float:
-        return suspect.score / top * 0.5 * boosts.get(patch.operator, 1.0)
+        return suspect.score / top * 0.5 * boosts.get(patch.operator, 1.0) * plausibility(patch)
 
     for i, (_, patch) in enumerate(rank_in_tiers(suspects, files, weight, MAX_SUSPECTS, decay)):
         if i >= cap:

@@ -375,6 +375,28 @@ def test_swap_arguments_swaps_two_chained_calls_of_one_method() -> None:
     assert afters == []
 
 
+def test_swap_arguments_swaps_a_pair_unpacked_the_wrong_way_round() -> None:
+    """munch's ``__setstate__`` got ``(default, dict)`` and read it as ``state_dict,
+    default``; ``for value, key in pairs`` is the same slip. A loop's body line is not
+    its target's line."""
+    buggy = src(
+        """
+        def restore(self, state):
+            state_dict, default = state
+            self.update(state_dict)
+            for value, key in state_dict.items():
+                self.seen(key)
+        """
+    )
+    fixed = buggy.replace("state_dict, default = state", "default, state_dict = state")
+    patch = assert_fixes(buggy, fixed, "state_dict, default", "swap-arguments")
+    assert patch.description == "swap `state_dict` and `default` at line 2"
+    looped = buggy.replace("for value, key in", "for key, value in")
+    assert_fixes(buggy, looped, "for value", "swap-arguments")
+    body = generate_patches(buggy, "a.py", 5, operators=["swap-arguments"])
+    assert [p.after for p in body] == []
+
+
 def test_none_check_inserts_a_guard_for_a_parameter() -> None:
     buggy = src(
         """
@@ -519,6 +541,23 @@ def test_wrong_variable_fixes_a_copy_paste_slip() -> None:
     assert_fixes(
         buggy, buggy.replace("width * width", "width * height"), "return", "wrong-variable"
     )
+
+
+def test_wrong_variable_puts_an_edit_that_leaves_an_assignment_dead_last() -> None:
+    """munch: ``self.update(state_dict)`` → ``self.update(default)`` passed its tests and
+    left ``state_dict`` assigned for nothing; the same swap of ``scale``, read twice,
+    keeps its place."""
+    buggy = src(
+        """
+        def restore(self, state, scale):
+            state_dict, default = state
+            self.update(state_dict, scale)
+            return default * scale
+        """
+    )
+    patches = generate_patches(buggy, "a.py", 3, operators=["wrong-variable"])
+    changed = [p.description.split(" → ")[0] for p in patches]
+    assert changed == ["`scale`"] * 3 + ["`state_dict`"] * 3
 
 
 def test_wrong_variable_respects_scope_and_kinds() -> None:

@@ -63,7 +63,7 @@ from workers.fix.environment import (
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
 from workers.fix.issue_hints import operator_hints
 from workers.fix.operators import OPERATORS
-from workers.fix.planning import rank_in_tiers
+from workers.fix.planning import plausibility, rank_in_tiers
 from workers.fix.targets import named_in, never_run, targets_of_named_code
 from workers.fix.testcmd import TestCommand, config_text, detect_test_command, src_layout
 from workers.fix.types import Patch, Suspect
@@ -807,7 +807,8 @@ class FixLoop:
         def weight(suspect: Suspect, patch: Patch) -> float:
             theta = self._theta(ctx.repo, pattern_for(patch.operator, ctx.error_class))
             boost = SKILL_BOOST if skill_ops.get(patch.operator) else 1.0
-            return (suspect.score / top) * theta * boost * hints.get(patch.operator, 1.0)
+            share = plausibility(patch)
+            return (suspect.score / top) * theta * boost * hints.get(patch.operator, 1.0) * share
 
         ranked = rank_in_tiers(ctx.suspects, ctx.files, weight, MAX_SUSPECTS)
         llm_theta = self._theta(ctx.repo, pattern_for("fix:llm", ctx.error_class))

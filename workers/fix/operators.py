@@ -22,6 +22,7 @@ import builtins
 import difflib
 import itertools
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard
@@ -117,6 +118,7 @@ def generate_patches(
                     before=source,
                     after=bom + after,
                     description=f"{edit.description} at line {line}",
+                    extra={LEAVES_DEAD: True} if edit.leaves_dead else {},
                 )
             )
             count += 1
@@ -151,6 +153,7 @@ class _Edit:
     end: int
     text: str
     description: str = field(default="")
+    leaves_dead: bool = False  # the edit takes a local's only read: see _op_wrong_variable
 
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
@@ -160,6 +163,10 @@ _TOKEN_RE = re.compile(
     r"|[-+*/%@&|^]=|[-+*/%@&|^<>]|=|in\b|is\b|and\b|or\b"
 )
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# wrong-variable's rank for an edit of a local's only read: after every other of its edits
+DEAD_READ_RANK = 100
+# Patch.extra key: the patch leaves an assignment dead (the planner weighs it less)
+LEAVES_DEAD = "leaves_dead"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -984,9 +991,26 @@ def _swap(ctx: _Ctx, a: ast.AST, b: ast.AST) -> tuple[int, int, str] | None:
 
 def _op_swap_arguments(ctx: _Ctx) -> Iterator[_Edit]:
     """``f(a, b)`` → ``f(b, a)``, ``a - b`` → ``b - a`` and ``a if c else b`` → ``b if c
-    else a``: operands in the wrong order; and ``s.m(a).m(b)`` → ``s.m(b).m(a)``, two
-    steps of one kind done in the wrong order (unescaping ``~0`` before ``~1``)."""
+    else a``: operands in the wrong order; ``s.m(a).m(b)`` → ``s.m(b).m(a)``, two steps
+    of one kind done in the wrong order (unescaping ``~0`` before ``~1``); and ``a, b =
+    pair`` → ``b, a = pair``, a pair unpacked the wrong way round (munch's
+    ``__setstate__`` read its ``(default, dict)`` state as ``state_dict, default``)."""
     for node in ctx.nodes:
+        if isinstance(node, ast.Assign | ast.For):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if (
+                    isinstance(target, ast.Tuple | ast.List)
+                    and len(target.elts) == 2
+                    and ctx.touches(target)
+                ):
+                    first, second = target.elts
+                    if isinstance(first, ast.Starred) or isinstance(second, ast.Starred):
+                        continue
+                    swapped = _swap(ctx, first, second)
+                    if swapped and ctx.text(first) != ctx.text(second):
+                        desc = f"swap `{_show(ctx.text(first))}` and `{_show(ctx.text(second))}`"
+                        yield _Edit((1, swapped[0]), *swapped, desc)
         if isinstance(node, ast.Call):
             chained = _swap_chained(ctx, node)
             if chained is not None:
@@ -1376,10 +1400,24 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
     Candidates are the enclosing function's parameters and locals (the module's names
     at top level), of the same kind when both kinds can be guessed; those defined
     before the line and with similar names (``i``/``j``, ``width``/``height``) first.
+    Replacing the only read of a local the function assigns comes last: it would leave
+    that assignment computing nothing, which code that worked rarely does. munch's
+    ``state_dict, default = state`` read the wrong way round was "fixed" by
+    ``self.update(default)``, which passed its tests and left ``state_dict`` dead.
     """
     func = ctx.enclosing_function()
     scope: ast.AST = func if func is not None else ctx.tree
     variables = _scope_vars(scope)
+    reads = Counter(  # closures, comprehensions and f-strings read it too
+        node.id
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    )
+    assigned = {
+        node.id
+        for node in _scope_nodes(scope)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
     not_variables = ctx.callables | set(dir(builtins))
     for name in list(variables):
         if name in {"self", "cls"} or (func is None and name in not_variables):
@@ -1413,8 +1451,12 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
             (v for v in variables.values() if v.name != node.id and _compatible(own_kind, v.kind)),
             key=score,
         )
+        # the only read of a local: the edit would leave its assignment dead
+        dead = func is not None and node.id in assigned and reads[node.id] == 1
+        last = DEAD_READ_RANK if dead else 0
         for rank, var in enumerate(candidates[:6]):
-            yield _Edit((rank, span[0]), span[0], span[1], var.name, _change(node.id, var.name))
+            desc = _change(node.id, var.name)
+            yield _Edit((last + rank, span[0]), span[0], span[1], var.name, desc, dead)
     yield from _wrong_attribute(ctx)
 
 

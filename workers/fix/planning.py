@@ -30,12 +30,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
-from workers.fix.operators import generate_patches
+from workers.fix.operators import LEAVES_DEAD, generate_patches
 from workers.fix.types import Patch, Suspect
 
 # Weights equal to this many decimals are a tie (sums of the same float terms in another
 # order differ in the last bits).
 TIE_DECIMALS = 9
+# What a patch that leaves an assignment computing nothing counts (see
+# operators.LEAVES_DEAD): code that worked rarely has one, so such a patch that passes the
+# tests is more likely to fit them than to fix the bug (munch: ``self.update(default)``
+# for ``self.update(state_dict)``, the pair unpacked the wrong way round a line above).
+DEAD_EDIT_SHARE = 0.5
+
+
+def plausibility(patch: Patch) -> float:
+    """The share of its line's weight a candidate keeps for what it does to the code."""
+    return DEAD_EDIT_SHARE if patch.extra.get(LEAVES_DEAD) else 1.0
 
 
 def rank_candidates(
