@@ -12,11 +12,11 @@ not a misspelling of one of its own or the standard library's (``colections``,
 ``datetme``: a letter dropped or swapped, which no popular package's name is), and a
 host name that cannot be resolved or a network that cannot be reached, and a fixture
 pytest cannot find that no file of the repository defines (a plugin's: humanize's
-benchmarks take pytest-codspeed's ``benchmark``), and a locale the machine does not
-have (``locale.Error: unsupported locale setting``: natsort's tests switch to
-``de_DE.UTF-8`` and ``en_US.UTF-8`` in their fixtures; the sandbox has ``C.UTF-8``), and
-a program the machine does not have, which ``subprocess`` could not start by its bare
-name (pycparser's tests run ``cpp``, the C preprocessor). A
+benchmarks take pytest-codspeed's ``benchmark``), a locale the machine does not have
+(``locale.Error: unsupported locale setting``: natsort's tests switch to ``de_DE.UTF-8``
+and ``en_US.UTF-8`` in their fixtures; the sandbox has ``C.UTF-8``), and a program it
+does not have, which ``subprocess`` could not start by its bare name (pycparser's tests
+run ``cpp``, the C preprocessor; a path or a file ``open`` could not find is not one). A
 refused connection is not one of them: a test's own server on the loopback refusing is
 as likely to be the bug.
 """
@@ -113,6 +113,7 @@ def environment_cause(
         return "no network"
     if _NO_LOCALE.search(text):
         return "locale not installed"
+    # the whole traceback: the failed start sits above what a wrapper raised from it
     program = _NO_PROGRAM.search(test.traceback) or _NO_PROGRAM.search(test.message)
     if program is not None:
         return f"missing program '{program.group(1) or program.group(2)}'"

@@ -567,7 +567,7 @@ def _moved_remarks(
     old: Collection[tuple[str, int, str]],
 ) -> set[tuple[str, int, str]]:
     """The findings on lines the change moved: the same rule with the same message on
-    the same line (spacing aside) that a removed line of any file already had.
+    the same code (see _moved_key) that a removed line of any file already had.
 
     uncertainties 3.2.3 split ``core.py`` and moved its operators into a new ``ops.py``;
     the ``eval`` building each derivative and a ``raise`` without ``from`` came along as
