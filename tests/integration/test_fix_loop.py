@@ -145,11 +145,15 @@ def test_when_the_top_suspects_run_out_of_guesses_the_next_ones_are_tried(
     sandbox: Sandbox, checkout: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The bug moved into subtotal(): total_price's two lines (tied, so one tier even at
-    # one suspect per tier) are the top suspects and every guess on them fails.
+    # one suspect per tier) are the top suspects and every guess on them fails. (No test
+    # is named after subtotal here: a failing test_subtotal that runs it alone would
+    # point at the bug first, see localize.from_test_names.)
     pricing = checkout / "shop" / "pricing.py"
     source = pricing.read_text()
     source = source.replace("amount + amount * discount", "amount - amount * discount")
     pricing.write_text(source.replace("sum(price * quantity", "sum(price + quantity"))
+    tests = checkout / "tests" / "test_pricing.py"
+    tests.write_text(tests.read_text().replace("def test_subtotal(", "def test_line_sums("))
     monkeypatch.setattr(fix_loop, "MAX_SUSPECTS", 1)
     loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=40))
     issue = "total_price([(10, 2)], 0) gives 12.0 instead of 20.0."
