@@ -201,6 +201,8 @@ def test_a_key_in_a_web_page_is_a_client_side_key() -> None:
         "https://tomcat:changeit@keystore.acme.io/",
         # celery 5.7's tests: the placeholder word numbered per host
         "sentinel://:secret1@h1:26379;sentinel://:secret2@h2:26379/0",
+        # colander 2.0's tests: "pass@word", percent-encoded as a URL must
+        "http://user:pass%40word@mysite.com",
     ],
 )
 def test_a_password_everyone_knows_is_not_a_leak(url: str) -> None:
