@@ -1126,6 +1126,24 @@ def test_not_equal_written_so_on_purpose_is_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:SIM201"] == [7]
 
 
+def test_iterating_the_keys_of_a_mapping_the_loop_changes_is_no_remark() -> None:
+    """lxml-html-clean 0.4.7: ``for aname in attrib.keys(): … del attrib[aname]`` walks
+    lxml's list of the keys; the loop that only reads keeps SIM118."""
+    source = (
+        "def clean(attrib, other):\n"
+        "    for aname in attrib.keys():\n"
+        "        if aname == 'srcdoc':\n"
+        "            del attrib[aname]\n"
+        "    for key in other.keys():\n"
+        "        other.pop(key.upper(), None)\n"
+        "    for aname in attrib.keys():\n"
+        "        print(attrib[aname])\n"
+    )
+    found = scan({"pkg/clean.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM118"] == [7]
+
+
 def test_a_long_flagged_text_new_to_its_hunk_keeps_its_remark() -> None:
     old = "def f(a):\n    return a\n"
     new = "def f(a, ax_attrs=['name', 'email', 'language']):\n    return a, ax_attrs\n"

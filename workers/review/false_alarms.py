@@ -157,6 +157,11 @@ And these are right about the code but wrong about its weight:
   ``__ne__``, ``__eq__`` or ``!=``: pyrsistent writes ``not (k2 == k)`` "to avoid
   relying on a well implemented ``__ne__``", for keys of any type.
 
+- ``SIM118`` (``for k in d.keys()``) where the loop deletes from, or writes to, the same
+  mapping: lxml-html-clean 0.4.7's ``for aname in attrib.keys(): … del attrib[aname]``
+  iterates lxml's list of the keys on purpose; iterating the mapping itself, as the
+  remark says, would change it under the loop.
+
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
   of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
@@ -190,6 +195,7 @@ __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "LIBRARY_RULES",
     "byte_offset",
+    "changes_what_it_iterates",
     "compares_with_a_supported_python",
     "defines_names_at_run_time",
     "escapes_every_value",
@@ -952,6 +958,39 @@ def only_anchored(source: str, row: int, column: int) -> bool:
             inner = node.value.removeprefix("^")
             inner = inner[:-1] if inner.endswith("$") and not inner.endswith("\\$") else inner
             return inner != node.value and not _REGEX_METACHARACTERS.intersection(inner)
+    return False
+
+
+_MUTATORS = frozenset({"pop", "popitem", "clear", "update", "setdefault", "__delitem__"})
+
+
+def changes_what_it_iterates(source: str, row: int) -> bool:
+    """Whether a ``for`` loop over ``m.keys()`` starting on ``row`` deletes from ``m``,
+    writes a key of it or calls one of its mutating methods in its body."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.For | ast.AsyncFor)
+            and node.lineno == row
+            and isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Attribute)
+            and node.iter.func.attr == "keys"
+        ):
+            continue
+        mapping = ast.dump(node.iter.func.value)
+        for inner in (n for stmt in node.body for n in ast.walk(stmt)):
+            if isinstance(inner, ast.Subscript) and isinstance(inner.ctx, ast.Del | ast.Store):
+                if ast.dump(inner.value) == mapping:
+                    return True
+            elif (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and inner.func.attr in _MUTATORS
+                and ast.dump(inner.func.value) == mapping
+            ):
+                return True
     return False
 
 

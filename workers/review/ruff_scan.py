@@ -36,6 +36,7 @@ from workers.review.constant_sql import built_from_constants
 from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
+    changes_what_it_iterates,
     compares_with_a_supported_python,
     defines_names_at_run_time,
     escapes_every_value,
@@ -739,6 +740,7 @@ def _finding(
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "PLW1510" and return_code_read(text, row))
         or (code == "S604" and names_a_shell(text, row))
+        or (code == "SIM118" and changes_what_it_iterates(text, row))
         or (code in ("SIM201", "SIM202") and said_why_not_ne(text, row))
         or (code == "RUF043" and only_anchored(text, row, column))
         or (code == "PLE1300" and formats_with_its_own_spec(text, row, column, in_tests))
