@@ -221,8 +221,7 @@ def _is_template_url(user: str, password: str, host: str) -> bool:
         return True  # "@d:2/": a one-letter host
     if _NAME_OF_A_VALUE.match(password) or _NAME_OF_A_VALUE.match(host):
         return True  # PASSWORD, SAS_KEY, @HOST: the names of what goes there
-    words = re.sub(r"[^\w\s.-]", " ", decoded)  # pass@word: two words
-    if _placeholder_word(re.sub(r"[_-]", "", decoded.lower())) or is_placeholder(words):
+    if is_placeholder(re.sub(r"[^\w\s.-]", " ", decoded)):  # pass@word: two words
         # "password", "secret1" (celery's sentinel://:secret1@h1 tests), "pass%40word"
         # (colander's tests: pass@word, percent-encoded as a URL's userinfo must be)
         return True
