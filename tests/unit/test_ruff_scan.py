@@ -1330,3 +1330,23 @@ def test_a_comparison_alone_where_a_raise_is_expected_is_there_for_it() -> None:
     found = scan({"tests/test_box.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:B015"] == [7]
+
+
+def test_no_syntax_errors_in_python_2_code_of_a_project_that_ships_for_python_2() -> None:
+    """crcmod 1.7 keeps ``python2/`` beside ``python3/``: its Python 2 tests' ``0L`` and
+    ``print "…"`` drew 26 syntax errors, two posted as "important"."""
+    python2_file = 'def bits(n):\n    p = 0L\n    print "bits", n\n    return p | (1L << n)\n'
+    broken = "def f(:\n    pass\n"
+    changes = {"python2/test.py": ("", python2_file), "lib.py": ("", broken)}
+    files = {path: new for path, (_old, new) in changes.items()}
+    both = DeclaredPython(1, "'Programming Language :: Python :: 2.7' classifier", python2=True)
+    three = DeclaredPython(7, "python_requires = '>=3.7' in setup.py")
+
+    on_both = run_ruff(files, diff_of(changes), python=both)
+    on_three = run_ruff(files, diff_of(changes), python=three)
+
+    assert [(f.path, f.pattern) for f in on_both] == [("lib.py", "ruff:syntax-error")]
+    assert {f.path for f in on_three if f.pattern == "ruff:syntax-error"} == {
+        "lib.py",
+        "python2/test.py",
+    }

@@ -75,6 +75,7 @@ from workers.review.false_alarms import (
 from workers.review.findings import UNCHANGED_PLACES, Finding, Side
 from workers.review.loop_closures import used_in_its_iteration
 from workers.review.pylint_disables import disabled_by_pylint
+from workers.review.python2_code import written_for_python2
 from workers.review.secrets_scan import is_placeholder, is_unsigned_jwt, names_a_secret
 from workers.review.version_guards import runs_only_where_defined
 
@@ -751,6 +752,7 @@ def _finding(
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
         or (code is not None and disabled_by_pylint(text, row, code))
+        or (code is None and python is not None and python.python2 and written_for_python2(text))
         or (
             code == "UP036"
             and python is not None
