@@ -1350,3 +1350,18 @@ def test_no_syntax_errors_in_python_2_code_of_a_project_that_ships_for_python_2(
         "lib.py",
         "python2/test.py",
     }
+
+
+def test_a_comparison_with_none_that_is_itself_compared_tests_the_operator() -> None:
+    """bitstring 5's tests: ``(a == None) is False`` is what ``__eq__`` answers for None."""
+    source = (
+        "def test_equals_with_unrelated_object_is_false(a):\n"
+        "    assert (a == None) is False\n"
+        "    assert (a != None) is True\n"
+        "    assert (a == True) is False\n"
+        "    assert a.size == None\n"
+    )
+
+    findings = scan({"tests/test_array.py": ("", source)})
+
+    assert [(f.line, f.pattern) for f in findings] == [(5, "ruff:E711")]

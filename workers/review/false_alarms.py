@@ -162,6 +162,10 @@ And these are right about the code but wrong about its weight:
   iterates lxml's list of the keys on purpose; iterating the mapping itself, as the
   remark says, would change it under the loop.
 
+- ``E711``/``E712`` (``== None``, ``== True``) on a comparison that is itself compared:
+  bitstring 5's ``assert (a == None) is False`` asks what the class's ``__eq__`` answers
+  for None; ``a is None``, as the remark says, would ask something else.
+
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
   of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
@@ -1036,6 +1040,33 @@ def in_an_assert(source: str, row: int) -> bool:
         isinstance(node, ast.Assert) and node.lineno <= row <= (node.end_lineno or node.lineno)
         for node in ast.walk(tree)
     )
+
+
+def compares_a_comparison(source: str, row: int, column: int) -> bool:
+    """Whether the comparison with ``None``/``True``/``False`` at ``row``, ``column`` (ruff's,
+    1-based) is itself compared: ``assert (a == None) is False`` (bitstring 5's tests)
+    checks what ``__eq__`` answers for None, which ``a is None`` would not ask."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for outer in ast.walk(tree):
+        if not isinstance(outer, ast.Compare):
+            continue
+        for operand in (outer.left, *outer.comparators):
+            # ruff places E711 at the singleton, E712 at the comparison's start
+            if isinstance(operand, ast.Compare) and any(
+                (part.lineno, part.col_offset) == (row, column - 1)
+                and (
+                    part is operand
+                    or (
+                        isinstance(part, ast.Constant)
+                        and any(part.value is singleton for singleton in (None, True, False))
+                    )
+                )
+                for part in (operand, operand.left, *operand.comparators)
+            ):
+                return True
+    return False
 
 
 def compares_with_a_supported_python(source: str, row: int, oldest_minor: int) -> bool:

@@ -37,6 +37,7 @@ from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     changes_what_it_iterates,
+    compares_a_comparison,
     compares_with_a_supported_python,
     defines_names_at_run_time,
     escapes_every_value,
@@ -748,6 +749,7 @@ def _finding(
         or (code == "PLR0124" and tests_for_nan(text, row, message))
         or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
+        or (code in ("E711", "E712") and compares_a_comparison(text, row, column))
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
