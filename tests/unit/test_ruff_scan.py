@@ -736,6 +736,21 @@ def test_an_assert_that_tests_an_operator_as_written_is_no_remark_in_test_code()
     assert [f.path for f in found if f.pattern == "ruff:PLR0124"] == ["pkg/eq.py"]
 
 
+def test_a_list_concatenated_in_a_test_assert_tests_the_operator() -> None:
+    """bitstring 5: ``assert [True] + BitArray('0b1') == '0b11'`` tests ``__radd__``;
+    ``[True, *BitArray('0b1')]`` would be a list. Outside an assert the advice stands."""
+    source = (
+        "def test_radd(BitArray):\n"
+        "    assert [True] + BitArray('0b1') == '0b11'\n"
+        "    joined = [True] + BitArray('0b1')\n"
+        "    return joined\n"
+    )
+
+    found = scan({"tests/test_radd.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF005"] == [3]
+
+
 def test_a_value_compared_with_itself_to_find_nan_is_no_remark() -> None:
     """tablib 3.10's SQL export: ``value == value and value not in (float('inf'), …)``
     under ``# non-finite as NULL`` is the NaN test (NaN is the one float not equal to

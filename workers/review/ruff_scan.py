@@ -926,9 +926,10 @@ _MINOR_IN_TESTS = frozenset({"S", "DTZ", "ASYNC"})
 # ``raise … from err`` (B904; pyserial 3.5 got two), ``[*a, b]`` (RUF005) and
 # ``contextlib.suppress`` (SIM105).
 PYTHON3_ONLY_ADVICE = ("UP", "B904", "RUF005", "SIM105")
-# Rewrites of a comparison, which an ``assert`` in a test means as written (see
-# workers.review.false_alarms).
-OPERATOR_TESTS = frozenset({"SIM201", "SIM202", "SIM208", "SIM300", "PLR0124"})
+# Rewrites of a comparison or a concatenation, which an ``assert`` in a test means as
+# written (see workers.review.false_alarms): bitstring 5's ``[True] + BitArray('0b1')``
+# tests ``__radd__``, and ``[True, *BitArray('0b1')]`` (RUF005) would be a list.
+OPERATOR_TESTS = frozenset({"SIM201", "SIM202", "SIM208", "SIM300", "PLR0124", "RUF005"})
 
 
 def rule_severity(code: str) -> str:
