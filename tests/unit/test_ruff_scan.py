@@ -1380,3 +1380,13 @@ def test_a_comparison_with_none_that_is_itself_compared_tests_the_operator() -> 
     findings = scan({"tests/test_array.py": ("", source)})
 
     assert [(f.line, f.pattern) for f in findings] == [(5, "ruff:E711")]
+
+
+def test_a_star_import_is_one_remark_at_the_import_not_one_per_name() -> None:
+    """construct 2.10.70's tests: three star imports, and an F405 on every name from them
+    (1,651 candidates)."""
+    source = "from construct import *\n\n\ndef test_bytes():\n    assert Bytes(4).sizeof() == 4\n"
+
+    found = scan({"tests/test_core.py": ("", source)})
+
+    assert [(f.line, f.pattern) for f in found] == [(1, "ruff:F403")]
