@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -208,6 +209,7 @@ def test_pytest_command() -> None:
         "-p",
         "no:cacheprovider",
         "--continue-on-collection-errors",
+        "--maxfail=0",
         "tests",
         "-x",
     ]
@@ -219,3 +221,27 @@ def test_pytest_command() -> None:
     assert "--timeout=1" in pytest_command("r.xml", (), 0.2, has_pytest_timeout=True)
     missing = pytest_command("r.xml", (), 30, python="/nonexistent/python")
     assert not any(arg.startswith("--timeout") for arg in missing)
+
+
+def test_the_run_goes_on_past_failures_whatever_the_projects_addopts_say(tmp_path: Path) -> None:
+    """transitions 0.9.3: ``addopts = -x`` and a test module that cannot be imported
+    stopped every run before a test of the code had run."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -x -rf\n")
+    (tmp_path / "test_a_style.py").write_text("import not_installed_here\n")
+    (tmp_path / "test_b_code.py").write_text(
+        "def test_one():\n    assert 1 == 2\n\n\ndef test_two():\n    assert 2 == 3\n"
+    )
+    report = tmp_path / "report.xml"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+
+    subprocess.run(
+        pytest_command(str(report), python=sys.executable, has_pytest_timeout=False),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+    failed = {r.name for r in load_junit(report) if r.outcome in ("failed", "error")}
+    assert {"test_one", "test_two"} <= failed

@@ -199,6 +199,9 @@ def pytest_command(
     going on past a test module that cannot be imported: humanize's tests import
     freezegun at the top of two modules, and without it pytest stopped at collection and
     ran none of the tests that showed the bug (the module's error is in the report).
+    And going on past the first failure, whatever the project's ``addopts`` say:
+    transitions 0.9.3 has ``-x`` in its pytest.ini, so its one test module that needs
+    pycodestyle ended every run before a test of the code had run.
 
     With ``per_test_timeout_s``, ``--timeout`` is added so a hanging test fails on its own
     (instead of the whole run timing out) - but only when pytest-timeout is importable by
@@ -215,6 +218,7 @@ def pytest_command(
         "-p",
         "no:cacheprovider",
         "--continue-on-collection-errors",
+        "--maxfail=0",  # no limit, after the addopts' -x or --maxfail=N
     ]
     if per_test_timeout_s is not None and per_test_timeout_s > 0:
         if has_pytest_timeout is None:
