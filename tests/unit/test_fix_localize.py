@@ -18,6 +18,7 @@ from workers.fix.localize import (
     COVERAGE_DATA_NAME,
     COVERAGE_RC,
     COVERAGE_RC_NAME,
+    FAILURE_FLOOR,
     GUARD_SHARE,
     REPORT_SHARE,
     CoverageDataError,
@@ -437,6 +438,24 @@ def test_rank_normalises_each_source_and_weighs_tracebacks_over_ochiai() -> None
     ranked = rank(weak_spectrum, traceback, symbol)
     assert lines_of(ranked) == [("b.py", 9), ("a.py", 1), ("c.py", 2)]
     assert [s.score for s in ranked] == pytest.approx([3.0, 2.0, 1.0])
+
+
+def test_a_traceback_few_of_many_failing_tests_share_does_not_outrank_the_spectrum() -> None:
+    """transitions, a condition's ``==`` made ``!=``: 4 of 218 failing tests crashed in the
+    repository's code (the rest failed their own asserts); normalised to a best of 1, the
+    lines of those 4 outranked the inverted comparison ochiai put first at 0.99."""
+    spectrum = [
+        Suspect("core.py", 191, 0.99, "ochiai 0.99"),
+        Suspect("core.py", 277, 0.28, "ochiai 0.28"),
+    ]
+    few = [Suspect("core.py", 277, 4 / 218, "failing test traceback (4 of 218 failing)")]
+    most = [Suspect("core.py", 277, 0.3, "failing test traceback (1 of 3 failing)")]
+
+    assert lines_of(rank(spectrum, few))[0] == ("core.py", 191)
+    assert lines_of(rank(spectrum, most))[0] == ("core.py", 277)
+    assert rank(spectrum, few)[1].score == pytest.approx(
+        2.0 * 0.28 / 0.99 + 3.0 * (4 / 218) / FAILURE_FLOOR
+    )
 
 
 def test_rank_excludes_test_files_and_paths_outside_the_repo_and_limits() -> None:
