@@ -1330,6 +1330,25 @@ def test_a_character_of_another_script_among_its_own_is_not_ambiguous() -> None:
     assert [f.line for f in found if f.pattern.startswith("ruff:RUF00")] == [4, 5, 6]
 
 
+def test_a_lone_letter_is_its_own_script_in_a_file_written_in_that_script() -> None:
+    """num2words 0.5.14's Chechen tests: each case's noun-class letter (``"\u0431"``) beside
+    the numeral's words. A lone Cyrillic a in a file with no Cyrillic word keeps RUF001."""
+    chechen = (
+        "CASES = [\n"
+        '    (1, "obl", "\u0431", "\u0446\u0445\u044c\u0430\u043d\u0430"),\n'
+        '    (2, "comp", "\u0432", "\u0448\u0438\u043d\u043d\u0430\u043b"),\n'
+        "]\n"
+        'VOWEL = "\u0430"\n'
+    )
+    latin = "LETTER = '\u0430'\nWORD = 'alpha'\n"
+
+    found = scan({"tests/test_ce.py": ("", chechen), "pkg/letters.py": ("", latin)})
+
+    assert [(f.path, f.line) for f in found if f.pattern == "ruff:RUF001"] == [
+        ("pkg/letters.py", 1)
+    ]
+
+
 def test_a_comparison_alone_where_a_raise_is_expected_is_there_for_it() -> None:
     """python-box 8's tests: ``with pytest.raises(TypeError): [] in bx``, the membership
     test is there to raise, as ``dict`` does for an unhashable key. The same comparison

@@ -74,7 +74,8 @@ review, and reading a little more of the file settles them:
   semver's expect an Arabic-Indic seven to read as 7; a Chinese comment is punctuated
   with fullwidth commas and colons. Ruff already leaves a word of another script alone
   (a Russian word); the slip the rules are for is a look-alike inside ASCII text (a
-  Cyrillic a in "pass") or a lone letter.
+  Cyrillic a in "pass") or a lone letter, unless the file has words of that letter's
+  script (num2words' Chechen numerals and their noun-class letters, a Cyrillic be alone).
 - ``F401`` (unused import) on a name a ``# type:`` comment uses: ruff does not read
   type comments (PEP 484's form for Python 2 and older tools), pyflakes did. sentry-sdk
   2.14 imports ``Any`` and the rest under ``TYPE_CHECKING`` for ``# type: (Any) -> None``
@@ -191,6 +192,7 @@ import functools
 import io
 import re
 import tokenize
+import unicodedata
 from collections.abc import Iterator
 
 from workers.review.version_guards import int_tuple
@@ -1229,9 +1231,36 @@ def in_its_own_script(source: str, row: int, message: str) -> bool:
         beside = [line[j] for j in (i - 1, i + 1) if 0 <= j < len(line)]
         if any(c.isascii() and c.isalnum() for c in beside):
             return False
-        if char.isalpha() and not any(c.isalnum() for c in beside):
+        if (
+            char.isalpha()
+            and not any(c.isalnum() for c in beside)
+            and _script(char) not in _scripts_written_in(source)
+        ):
             return False
     return True
+
+
+def _script(char: str) -> str:
+    """``CYRILLIC`` for CYRILLIC SMALL LETTER A: the first word of the character's name."""
+    return unicodedata.name(char, "").split(" ", 1)[0]
+
+
+_NON_ASCII_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+@functools.lru_cache(maxsize=16)
+def _scripts_written_in(source: str) -> frozenset[str]:
+    """The scripts of the non-ASCII words (two letters or more, all of one script) in
+    ``source``: a file with Chechen numerals in it (num2words' ``lang_CE.py``) writes
+    a noun-class letter alone (Cyrillic be) as the Chechen letter it is."""
+    scripts: set[str] = set()
+    for word in _NON_ASCII_WORD.findall(source):
+        if word.isascii():
+            continue
+        found = {_script(c) for c in word}
+        if len(found) == 1:
+            scripts |= found
+    return frozenset(scripts)
 
 
 _UNUSED_IMPORT = re.compile(r"`([\w.]+)` imported but unused")
