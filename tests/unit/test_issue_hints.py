@@ -53,10 +53,22 @@ def test_a_none_used_as_a_value_points_at_a_guard() -> None:
         assert operator_hints(text) == {"fix:none-check": HINT_BOOST}
 
 
-def test_things_in_the_wrong_order_point_at_swapped_arguments() -> None:
-    assert operator_hints("Chained transforms are applied in the wrong order") == {
-        "fix:swap-arguments": HINT_BOOST
-    }
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Chained transforms are applied in the wrong order",
+        "Comparisons come out backwards: simple_eval('1 < 2') returns False",
+        "The ratio is computed the wrong way round",
+        "It divides the other way around",
+    ],
+)
+def test_things_in_the_wrong_order_point_at_swapped_arguments(text: str) -> None:
+    assert operator_hints(text) == {"fix:swap-arguments": HINT_BOOST}
+
+
+def test_backwards_compatibility_points_nowhere() -> None:
+    assert operator_hints("This breaks backwards compatibility with 1.x") == {}
+    assert operator_hints("Keep it backward-compatible") == {}
 
 
 SOURCE = "def allowed(count, limit):\n    return fits(count, limit - 1)\n"

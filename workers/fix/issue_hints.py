@@ -45,6 +45,9 @@ _BY_ONE = re.compile(
 _SWAPPED = re.compile(
     r"(?ix)\bin\s+the\s+wrong\s+order\b|\b(?:arguments|parameters|operands)\s+(?:are\s+)?"
     r"(?:swapped|reversed|switched|mixed\s+up)\b|\bswapped\b"
+    # "comparisons come out backwards" (simpleeval with a comparison's operands traded:
+    # the swap was the twelfth candidate), "the wrong way round"; not "backwards compatible"
+    r"|\bbackwards?\b(?![- ]?compat)|\b(?:wrong|other)\s+way\s+a?round\b"
 )
 
 # "'NoneType' object is not subscriptable" / "has no attribute": a value that may be None
