@@ -936,3 +936,31 @@ def test_a_method_that_shows_a_value_weighs_less_in_the_spectrum() -> None:
     assert read[6].score == pytest.approx(REPORT_SHARE)
     assert read[6].why == "ochiai 1.00 (shows a value: 0.50)"
     assert read[3].score == plain[3]  # the rest is untouched
+
+
+MATCHER_SOURCE = """\
+class IsCloseTo:
+    def _matches(self, item):
+        return abs(item - self.value) < self.delta
+
+    def describe_to(self, description):
+        description.append_text("a numeric value within ")
+
+    def describe_mismatch(self, item, description):
+        description.append_text("was ").append_description_of(item)
+"""
+
+
+def test_a_matcher_describing_a_failed_match_weighs_less_in_the_spectrum() -> None:
+    """pyhamcrest's ``close_to`` with ``<=`` made ``<``: ``describe_to`` and
+    ``describe_mismatch`` run only to word the failure, and outranked the comparison."""
+    spectrum = {
+        "tests.test_close.test_at_delta": {("close.py", 3), ("close.py", 6), ("close.py", 9)},
+        "tests.test_close.test_within": {("close.py", 3)},
+    }
+    files = {"close.py": MATCHER_SOURCE}
+
+    read = {s.line: s.score for s in ochiai(spectrum, {"test_at_delta"}, {"test_within"}, files)}
+
+    assert read[6] == pytest.approx(REPORT_SHARE)
+    assert read[9] == pytest.approx(REPORT_SHARE)

@@ -121,6 +121,11 @@ MAX_ARGUMENT_SOURCES = 6  # the last assignments before the call, per caller fra
 # ``FixedOffset.__repr__`` ranked first, the sign bug in ``build_tzinfo`` tenth).
 REPORT_SHARE = 0.5
 _SHOWS_A_VALUE = frozenset({"__repr__", "__str__", "__format__", "__rich_repr__"})
+# Matcher libraries describe what a failed match wanted and got, and only a failure asks
+# them to: PyHamcrest's ``describe_to``/``describe_mismatch``, testtools' ``describe``.
+# pyhamcrest's ``close_to`` with ``<=`` made ``<``: the failing test's message lines
+# ranked first, the comparison ninth, fixed at the 28th candidate.
+_DESCRIBES = re.compile(r"describe(?:_\w+)?")
 MAX_SYMBOL_LINES = 200
 HELPER_SHARE = 0.8  # a named function's private helpers, against its own lines
 MAX_FILE_LINES = 2000
@@ -1053,14 +1058,16 @@ def _shown_less(suspects: list[Suspect], files: Mapping[str, str]) -> list[Suspe
 
 @functools.lru_cache(maxsize=32)
 def _display_lines(source: str) -> frozenset[int]:
-    """The lines of the methods that show a value (``__repr__``, ``__str__``, …)."""
+    """The lines of the methods that show a value (``__repr__``, ``__str__``, …) or
+    describe a match (:data:`_DESCRIBES`)."""
     tree = _parse_source(source)
     if tree is None:
         return frozenset()
     return frozenset(
         line
         for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in _SHOWS_A_VALUE
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (node.name in _SHOWS_A_VALUE or _DESCRIBES.fullmatch(node.name))
         for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
     )
 
