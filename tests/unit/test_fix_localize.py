@@ -20,6 +20,7 @@ from workers.fix.localize import (
     COVERAGE_RC_NAME,
     FAILURE_FLOOR,
     GUARD_SHARE,
+    LOOP_SHARE,
     REPORT_SHARE,
     CoverageDataError,
     canonical_test_id,
@@ -892,6 +893,36 @@ def test_the_test_of_an_if_scores_with_the_lines_it_decides_to_run() -> None:
         2,
         3,
     }
+
+
+ORDERED_SOURCE = """\
+def add_ordered(machine, states):
+    states = list(states)
+    for i in range(1, len(states) - 1):
+        machine.add(states[i], states[i + 1])
+    for state in machine.pending():
+        machine.check(state)
+"""
+
+
+def test_the_iterable_of_a_for_scores_with_the_body_it_runs() -> None:
+    """transitions' ``add_ordered_transitions`` with ``range(0, …)`` made ``range(1, …)``:
+    the loop body ran in fewer passing tests than the rest of the function, and the range
+    that decides how often it runs was one of the function's many lines, past the plan's
+    60 runs. An iterable that calls out (``machine.pending()``) is not lifted."""
+    spectrum = {
+        "tests.test_o.test_three": {("o.py", n) for n in (2, 3, 4, 5, 6)},
+        "tests.test_o.test_two": {("o.py", n) for n in (2, 3, 5)},
+    }
+    files = {"o.py": ORDERED_SOURCE}
+
+    plain = {s.line: s.score for s in ochiai(spectrum, {"test_three"}, {"test_two"})}
+    lifted = {s.line: s for s in ochiai(spectrum, {"test_three"}, {"test_two"}, files)}
+
+    assert plain[4] == pytest.approx(1.0) and plain[3] == pytest.approx(1 / math.sqrt(2))
+    assert lifted[3].score == pytest.approx(LOOP_SHARE * plain[4])
+    assert lifted[3].why == f"ochiai {LOOP_SHARE:.2f} (decides whether line 4 runs)"
+    assert lifted[5].score == pytest.approx(plain[5])
 
 
 @pytest.mark.parametrize(

@@ -107,6 +107,9 @@ FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
 # valid_label_length(label): raise IDNAError("Label too long")`` with ``len(label) < 63``
 # in the predicate, in no frame, not reached in 60 sandbox runs.
 GUARD_SHARE = 0.75
+# A ``for``'s iterable decides whether, and how often, its body runs: a body line the
+# spectrum puts above the rest of its function points at the iterable this much.
+LOOP_SHARE = 1.0
 MAX_CALLEE_RETURNS = 3
 # When the innermost frame is a ``raise`` (the code turned a value down), a caller frame's
 # call also points at where that caller computed the names it passed, a little less than
@@ -1008,7 +1011,8 @@ def ochiai(
     :data:`GUARD_SHARE` of that line: the line may run only in the
     failing tests because its condition is wrong, and the condition itself runs in every
     test, so the spectrum alone cannot single it out (xmltodict with ``if pretty and
-    depth > 1:`` before the newline of a closing tag).
+    depth > 1:`` before the newline of a closing tag). So does a ``for``'s iterable
+    with :data:`LOOP_SHARE` of its body's lines (transitions' ``range(1, …)``).
 
     ``coverage`` maps test keys to covered (path, line); ``failed``/``passed`` hold JUnit
     node ids or keys (see :func:`case_key`). Each case of a parametrised test has its own
@@ -1076,9 +1080,12 @@ def _with_deciding_lines(suspects: list[Suspect], files: Mapping[str, str]) -> l
     best = {(s.path, s.line): s for s in suspects}
     for s in suspects:
         source = files.get(s.path)
-        deciding = _deciding_tests(source).get(s.line, ()) if source is not None else ()
-        score = s.score * GUARD_SHARE
-        for at in deciding:
+        deciding = _deciding_tests(source).get(s.line) if source is not None else None
+        if deciding is None:
+            continue
+        lines, share = deciding
+        score = s.score * share
+        for at in lines:
             held = best.get((s.path, at))
             if at != s.line and (held is None or held.score < score):
                 why = f"{WHY_OCHIAI} {score:.2f} (decides whether line {s.line} runs)"
@@ -1087,26 +1094,31 @@ def _with_deciding_lines(suspects: list[Suspect], files: Mapping[str, str]) -> l
 
 
 @functools.lru_cache(maxsize=32)
-def _deciding_tests(source: str) -> dict[int, tuple[int, ...]]:
+def _deciding_tests(source: str) -> dict[int, tuple[tuple[int, ...], float]]:
     """First line of each statement → the lines of the test of the innermost ``if`` whose
-    body or ``else`` holds it, within its function (see :func:`_test_lines`)."""
+    body or ``else`` holds it, within its function (see :func:`_test_lines`), with
+    :data:`GUARD_SHARE`; or of the iterable of the innermost ``for`` whose body holds
+    it, with :data:`LOOP_SHARE`."""
     tree = _parse_source(source)
-    found: dict[int, tuple[int, ...]] = {}
+    found: dict[int, tuple[tuple[int, ...], float]] = {}
     if tree is None:
         return found
 
-    def visit(node: ast.AST, test_lines: tuple[int, ...]) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt) and test_lines:
-                found.setdefault(child.lineno, test_lines)
+    def visit(children: Iterable[ast.AST], deciding: tuple[tuple[int, ...], float]) -> None:
+        for child in children:
+            if isinstance(child, ast.stmt) and deciding[0]:
+                found.setdefault(child.lineno, deciding)
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                visit(child, ())
+                visit(ast.iter_child_nodes(child), ((), 0.0))
             elif isinstance(child, ast.If):
-                visit(child, _test_lines(child.test))
+                visit(ast.iter_child_nodes(child), (_test_lines(child.test), GUARD_SHARE))
+            elif isinstance(child, ast.For | ast.AsyncFor):
+                visit(child.body, (_test_lines(child.iter), LOOP_SHARE))
+                visit(child.orelse, deciding)
             else:
-                visit(child, test_lines)
+                visit(ast.iter_child_nodes(child), deciding)
 
-    visit(tree, ())
+    visit(ast.iter_child_nodes(tree), ((), 0.0))
     return found
 
 
