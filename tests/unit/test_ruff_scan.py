@@ -1409,3 +1409,19 @@ def test_a_star_import_is_one_remark_at_the_import_not_one_per_name() -> None:
     found = scan({"tests/test_core.py": ("", source)})
 
     assert [(f.line, f.pattern) for f in found] == [(1, "ruff:F403")]
+
+
+def test_a_field_of_datetime_min_is_the_same_in_every_timezone() -> None:
+    """caldav 3.6: ``if ts.year == datetime.min.year`` reads the earliest year; comparing
+    with ``datetime.min`` itself keeps DTZ901."""
+    source = (
+        "from datetime import datetime\n\n\n"
+        "def clamp(ts):\n"
+        "    if ts.year == datetime.min.year:\n"
+        "        return datetime.max.date()\n"
+        "    return ts < datetime.min\n"
+    )
+
+    found = scan({"pkg/clamp.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:DTZ901"] == [7]

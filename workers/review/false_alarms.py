@@ -167,6 +167,9 @@ And these are right about the code but wrong about its weight:
   bitstring 5's ``assert (a == None) is False`` asks what the class's ``__eq__`` answers
   for None; ``a is None``, as the remark says, would ask something else.
 
+- ``DTZ901`` (``datetime.min``/``max`` without a timezone) where only a field of it is
+  read: caldav 3.6's ``ts.year == datetime.min.year`` is the same year in every zone.
+
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
   of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
@@ -1069,6 +1072,42 @@ def compares_a_comparison(source: str, row: int, column: int) -> bool:
             ):
                 return True
     return False
+
+
+# What a naive ``datetime.min``/``max`` answers the same in every timezone: its fields
+_CALENDAR_READS = frozenset(
+    {
+        "year",
+        "month",
+        "day",
+        "hour",
+        "minute",
+        "second",
+        "microsecond",
+        "date",
+        "time",
+        "weekday",
+        "isoweekday",
+        "isocalendar",
+        "toordinal",
+    }
+)
+
+
+def reads_a_calendar_field(source: str, row: int, column: int) -> bool:
+    """Whether the ``datetime.min``/``max`` at ``row``, ``column`` (ruff's, 1-based) is
+    only read for a field: caldav 3.6's ``if ts.year == datetime.min.year:`` asks which
+    year the earliest date has, which no timezone changes."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    return any(
+        isinstance(node, ast.Attribute)
+        and node.attr in _CALENDAR_READS
+        and (node.value.lineno, node.value.col_offset) == (row, offset)
+        for node in ast.walk(tree)
+    )
 
 
 def compares_with_a_supported_python(source: str, row: int, oldest_minor: int) -> bool:

@@ -59,6 +59,7 @@ from workers.review.false_alarms import (
     not_djangos_extra,
     only_anchored,
     raises_on_purpose,
+    reads_a_calendar_field,
     reads_a_property,
     reexported_by_its_package,
     reraises_a_handled_exception,
@@ -753,6 +754,7 @@ def _finding(
         or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
         or (code in ("E711", "E712") and compares_a_comparison(text, row, column))
+        or (code == "DTZ901" and reads_a_calendar_field(text, row, column))
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
