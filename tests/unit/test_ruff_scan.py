@@ -1189,7 +1189,7 @@ def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
         "    stream = open(*args)\n"
         "    streams.append(stream)\n"
         "    other = open(*args)\n"
-        "    return stream, other\n"
+        "    return stream, other.read()\n"
     )
     found = scan({"pkg/track.py": ("", source)})
 
@@ -1425,3 +1425,24 @@ def test_a_field_of_datetime_min_is_the_same_in_every_timezone() -> None:
     found = scan({"pkg/clamp.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:DTZ901"] == [7]
+
+
+def test_a_file_kept_open_past_its_function_needs_no_with() -> None:
+    """caldav 3.6's test servers hold a lock file open until ``release_server`` closes
+    it; a ``with`` would release the lock at once. A file read and dropped keeps SIM115."""
+    source = (
+        "def claim(self, locks, name, files):\n"
+        "    self.log = open('log.txt', 'a')\n"
+        "    lock = open(name + '.lock', 'a+')\n"
+        "    locks[name] = lock\n"
+        "    held = open(name + '.held', 'a+')\n"
+        "    files.append(held)\n"
+        "    data = open(name).read()\n"
+        "    f = open(name)\n"
+        "    text = f.read()\n"
+        "    return data + text\n"
+    )
+
+    found = scan({"pkg/claim.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM115"] == [7, 8]

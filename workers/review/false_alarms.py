@@ -170,6 +170,10 @@ And these are right about the code but wrong about its weight:
 - ``DTZ901`` (``datetime.min``/``max`` without a timezone) where only a field of it is
   read: caldav 3.6's ``ts.year == datetime.min.year`` is the same year in every zone.
 
+- ``SIM115`` (``open`` outside a ``with``) where the file is kept past its function
+  (stored on an object or in a container, returned or yielded): caldav 3.6's test
+  servers hold a lock file open until another method closes it.
+
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
   of ``BaseLoader`` in another module): ruff names every loader but PyYAML's safe ones,
@@ -1108,6 +1112,70 @@ def reads_a_calendar_field(source: str, row: int, column: int) -> bool:
         and (node.value.lineno, node.value.col_offset) == (row, offset)
         for node in ast.walk(tree)
     )
+
+
+def keeps_the_file_open(source: str, row: int) -> bool:
+    """Whether the file opened on ``row`` is kept past its function: stored on an
+    object or in a container (``self.f = open(…)``, ``locks[name] = f``,
+    ``files.append(f)``), or returned or yielded. caldav 3.6's test servers hold a lock
+    file open until ``release_server`` closes it; a ``with``, as SIM115 asks, would
+    release the lock at once."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    # the innermost function holding the line, or the module
+    scope: ast.AST = tree
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.lineno <= row <= (node.end_lineno or node.lineno)
+            and (
+                not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef)
+                or node.lineno > scope.lineno
+            )
+        ):
+            scope = node
+    for node in ast.walk(scope):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.value, ast.Call)
+            and node.value.lineno == row
+        ):
+            target = node.targets[0]
+            if isinstance(target, ast.Attribute | ast.Subscript):
+                return True
+            if isinstance(target, ast.Name) and _kept(scope, target.id):
+                return True
+    return False
+
+
+def _kept(scope: ast.AST, name: str) -> bool:
+    """Whether ``scope`` stores, returns or yields the value of ``name``."""
+
+    def named(node: ast.expr | None) -> bool:
+        return isinstance(node, ast.Name) and node.id == name
+
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Return | ast.Yield) and (
+            named(node.value)
+            or (isinstance(node.value, ast.Tuple) and any(named(e) for e in node.value.elts))
+        ):
+            return True
+        if (
+            isinstance(node, ast.Assign)
+            and named(node.value)
+            and any(isinstance(t, ast.Attribute | ast.Subscript) for t in node.targets)
+        ):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "add", "push", "put", "enter_context")
+            and any(named(arg) for arg in node.args)
+        ):
+            return True
+    return False
 
 
 def compares_with_a_supported_python(source: str, row: int, oldest_minor: int) -> bool:
