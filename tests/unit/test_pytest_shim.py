@@ -17,6 +17,8 @@ CONFIG = """\
 addopts = [
     "--cov=pkg", "--cov-report=term-missing", "--cov-branch", "-n", "auto", "--dist=loadfile",
     "--reruns", "2", "--strict-markers", "--strict-config", "-ra",
+    "--benchmark-autosave", "--benchmark-group-by=name", "--benchmark-compare",
+    "--benchmark-min-rounds", "3",
 ]
 timeout = 30
 """
@@ -30,6 +32,7 @@ def test_one():
 
 
 @pytest.mark.timeout(5)
+@pytest.mark.benchmark(group="strings")
 def test_two():
     assert "a" * 2 == "aa"
 """

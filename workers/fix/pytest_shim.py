@@ -2,7 +2,8 @@
 
 Why: a project's pytest config often carries its plugins' options in ``addopts``
 (``--cov=pkg``, ``-n auto``, ``--reruns 2``, ``--timeout 30``) and their markers under
-``--strict-markers``. The sandbox has pytest and pytest-timeout, and installs nothing
+``--strict-markers`` (pytest-benchmark's ``--benchmark-autosave``, python-statemachine
+3.2). The sandbox has pytest and pytest-timeout, and installs nothing
 unless told to, so pytest stopped with "unrecognized arguments" before running one test
 and no fix could ever be checked. This plugin, loaded with ``-p``, declares those options
 and markers when, and only when, their own plugin cannot be imported: it decides inside
@@ -36,6 +37,27 @@ import inspect
 import pytest
 
 _ASYNCIO = {"absent": False}
+# pytest-benchmark's options (python-statemachine 3.2's addopts carry
+# --benchmark-autosave --benchmark-group-by=name): flags, those with an optional value,
+# and those with a value
+_BENCHMARK_FLAGS = (
+    "--benchmark-autosave", "--benchmark-skip", "--benchmark-only", "--benchmark-disable",
+    "--benchmark-enable", "--benchmark-disable-gc", "--benchmark-save-data",
+    "--benchmark-verbose", "--benchmark-quiet",
+)
+_BENCHMARK_OPTIONAL = (
+    "--benchmark-warmup", "--benchmark-compare", "--benchmark-histogram",
+    "--benchmark-cprofile-dump",
+)
+_BENCHMARK_VALUES = (
+    "--benchmark-group-by", "--benchmark-sort", "--benchmark-columns",
+    "--benchmark-min-rounds", "--benchmark-max-time", "--benchmark-min-time",
+    "--benchmark-timer", "--benchmark-calibration-precision",
+    "--benchmark-warmup-iterations", "--benchmark-name", "--benchmark-storage",
+    "--benchmark-save", "--benchmark-json", "--benchmark-compare-fail",
+    "--benchmark-time-unit", "--benchmark-cprofile", "--benchmark-cprofile-loops",
+    "--benchmark-cprofile-top", "--benchmark-netrc",
+)
 
 
 def _absent(module):
@@ -69,6 +91,13 @@ def pytest_addoption(parser, pluginmanager):
         group.addoption("--reruns", dest="kaizen_reruns")
         group.addoption("--reruns-delay", dest="kaizen_reruns_delay")
         group.addoption("--only-rerun", action="append", dest="kaizen_only_rerun")
+    if _absent("pytest_benchmark"):
+        for name in _BENCHMARK_FLAGS:
+            group.addoption(name, action="store_true", dest="kaizen_" + name[2:])
+        for name in _BENCHMARK_OPTIONAL:
+            group.addoption(name, nargs="?", const=True, dest="kaizen_" + name[2:])
+        for name in _BENCHMARK_VALUES:
+            group.addoption(name, action="append", default=[], dest="kaizen_" + name[2:])
     if _absent("pytest_timeout"):
         group.addoption("--timeout", dest="kaizen_timeout")
         group.addoption("--timeout-method", dest="kaizen_timeout_method")
@@ -81,6 +110,8 @@ def pytest_configure(config):
         config.addinivalue_line("markers", "timeout(seconds): ignored, no pytest-timeout")
     if _absent("pytest_rerunfailures"):
         config.addinivalue_line("markers", "flaky(reruns): ignored, no pytest-rerunfailures")
+    if _absent("pytest_benchmark"):
+        config.addinivalue_line("markers", "benchmark(**kwargs): ignored, no pytest-benchmark")
     if _ASYNCIO["absent"]:
         config.addinivalue_line("markers", "asyncio: run by Kaizen's stand-in on asyncio.run")
 
