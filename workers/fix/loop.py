@@ -67,6 +67,7 @@ from workers.fix.planning import plausibility, rank_in_tiers
 from workers.fix.targets import named_in, never_run, targets_of_named_code
 from workers.fix.testcmd import TestCommand, config_text, detect_test_command, src_layout
 from workers.fix.types import Patch, Suspect
+from workers.fix.warning_filters import missing_filter_module, without_filters_of
 from workers.review.repo_files import pytest_testpaths
 from workers.review.secrets_scan import redact_secrets
 from workers.sandbox.base import Limits, Sandbox, SandboxUnavailable
@@ -461,6 +462,8 @@ class FixLoop:
                 "so fixes cannot be checked.",
             )
         if baseline.report_error and not baseline.tests:
+            baseline = self._without_missing_filters(runner, baseline, checkout)
+        if baseline.report_error and not baseline.tests:
             tail = (baseline.run.stderr or baseline.run.stdout)[-800:]
             return FixResult(
                 False,
@@ -592,6 +595,24 @@ class FixLoop:
             f"No fix found in {len(result.attempts)} attempt(s) ({runner.runs} sandbox runs)."
         )
         return result
+
+    def _without_missing_filters(
+        self, runner: TestRunner, baseline: TestsOutcome, checkout: Path
+    ) -> TestsOutcome:
+        """The baseline again without the project's warning filters that name a module
+        the sandbox lacks, when those stopped pytest before any test ran (see
+        :mod:`workers.fix.warning_filters`); every later run keeps the same arguments."""
+        if runner.custom_command is not None:
+            return baseline
+        module = missing_filter_module(f"{baseline.run.stdout}\n{baseline.run.stderr}")
+        if module is None:
+            return baseline
+        self.progress(
+            f"The project's warning filters name {module!r}, which the sandbox lacks: "
+            "running the tests without those filters."
+        )
+        runner.pytest_args = (*runner.pytest_args, *without_filters_of(checkout, module))
+        return runner.run(coverage=True)
 
     # -- evaluating ---------------------------------------------------------------------
 
