@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -104,3 +107,22 @@ def review_body_of(posted: int, **lists: Any) -> str:
         **lists,
     )
     return review_body(summary)
+
+
+def run_pytest(
+    project: Path, extra: list[str], pythonpath: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """This Python's pytest on ``project``, in a subprocess as the sandbox runs it, with
+    none of the outer run's PYTEST_* settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

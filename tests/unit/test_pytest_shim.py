@@ -3,13 +3,12 @@ the real pytest on a small project (in a subprocess, as the sandbox runs it)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_pytest as run_pytest_in
 from workers.fix.pytest_shim import SHIM_DIR, install_shim
 
 CONFIG = """\
@@ -39,17 +38,7 @@ def test_two():
 
 
 def run_pytest(project: Path, extra: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    env["PYTHONPATH"] = SHIM_DIR
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_pytest_in(project, extra, pythonpath=SHIM_DIR)
 
 
 @pytest.fixture

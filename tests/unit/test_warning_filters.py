@@ -3,13 +3,11 @@ output, and left out of the next run with the rest kept (run with the real pytes
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_pytest
 from workers.fix.warning_filters import missing_filter_module, project_filters, without_filters_of
 
 PYTEST_7 = """\
@@ -96,25 +94,12 @@ def test_fails():
 def test_the_run_goes_on_with_the_other_filters_in_force(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text(CONFIG)
     (tmp_path / "test_w.py").write_text(TESTS)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-
-    def run(extra: list[str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-
-    stopped = run([])
+    stopped = run_pytest(tmp_path, [])
     module = missing_filter_module(stopped.stdout + stopped.stderr)
     assert module == "not_installed_here"
     assert "passed" not in stopped.stdout
 
-    again = run(without_filters_of(tmp_path, module))
+    again = run_pytest(tmp_path, without_filters_of(tmp_path, module))
 
     # "error" still turns the UserWarning into a failure; the DeprecationWarning filter holds
     assert "FAILED test_w.py::test_warns" in again.stdout
