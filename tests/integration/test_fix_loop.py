@@ -211,6 +211,28 @@ def test_a_config_naming_plugins_the_sandbox_lacks_still_runs_its_tests(
     assert result.fixed and "+++ b/shop/pricing.py" in result.patch
 
 
+def test_warning_filters_naming_missing_plugins_no_longer_stop_the_run(
+    sandbox: Sandbox, checkout: Path
+) -> None:
+    """python-statemachine 3.2 ignores pytest-benchmark's warning class in its filters:
+    without the plugin pytest stopped before any test, one missing module at a time. The
+    project's ``error`` filter still holds in the runs that follow."""
+    (checkout / "pytest.ini").write_text(
+        "[pytest]\nfilterwarnings =\n    error\n"
+        "    ignore::pytest_benchmark.logger.PytestBenchmarkWarning\n"
+        "    ignore::not_a_plugin_here.Warned\n"
+    )
+    (checkout / "tests" / "test_warns.py").write_text(  # passes only under "error"
+        "import warnings\n\nimport pytest\n\n\ndef test_warning_is_an_error():\n"
+        "    with pytest.raises(UserWarning):\n        warnings.warn('x', UserWarning)\n"
+    )
+    loop = FixLoop(sandbox=sandbox, memory=None, budget=FixBudget(max_sandbox_runs=40))
+    result = loop.run(repo="octo-org/shop", issue_id="14", issue_text=ISSUE, checkout=checkout)
+
+    assert result.baseline_failed and all("test_pricing" in t for t in result.baseline_failed)
+    assert result.fixed and "+++ b/shop/pricing.py" in result.patch
+
+
 def test_a_repo_without_tests_is_told_so(sandbox: Sandbox, tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("def f():\n    return 1\n")
     result = FixLoop(sandbox=sandbox, memory=None).run(

@@ -111,6 +111,11 @@ SUITE_TIMEOUT_FLOOR_S = 120.0
 PYTHON_EXCLUDES = (".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist")
 
 
+# Baseline runs again without the warning filters naming modules the sandbox lacks, one
+# module more each time (see workers.fix.warning_filters)
+MAX_FILTER_RETRIES = 3
+
+
 @dataclass
 class FixBudget:
     max_attempts: int = 3  # LLM attempts (each a short tool-using loop)
@@ -604,15 +609,20 @@ class FixLoop:
         :mod:`workers.fix.warning_filters`); every later run keeps the same arguments."""
         if runner.custom_command is not None:
             return baseline
-        module = missing_filter_module(f"{baseline.run.stdout}\n{baseline.run.stderr}")
-        if module is None:
-            return baseline
-        self.progress(
-            f"The project's warning filters name {module!r}, which the sandbox lacks: "
-            "running the tests without those filters."
-        )
-        runner.pytest_args = (*runner.pytest_args, *without_filters_of(checkout, module))
-        return runner.run(coverage=True)
+        given = tuple(runner.pytest_args)
+        missing: list[str] = []
+        while baseline.report_error and not baseline.tests and len(missing) < MAX_FILTER_RETRIES:
+            module = missing_filter_module(f"{baseline.run.stdout}\n{baseline.run.stderr}")
+            if module is None or module in missing:
+                break
+            missing.append(module)
+            self.progress(
+                f"The project's warning filters name {module!r}, which the sandbox lacks: "
+                "running the tests without those filters."
+            )
+            runner.pytest_args = (*given, *without_filters_of(checkout, *missing))
+            baseline = runner.run(coverage=True)
+        return baseline
 
     # -- evaluating ---------------------------------------------------------------------
 

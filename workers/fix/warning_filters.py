@@ -36,13 +36,13 @@ def missing_filter_module(output: str) -> str | None:
     return None
 
 
-def without_filters_of(checkout: Path, module: str) -> list[str]:
-    """pytest arguments that run the project's warning filters without those naming
-    ``module`` (or its submodules)."""
+def without_filters_of(checkout: Path, *modules: str) -> list[str]:
+    """pytest arguments that run the project's warning filters without those naming one
+    of ``modules`` (or their submodules)."""
     filters = project_filters(checkout)
     if filters is None:
         return ["-p", "no:warnings"]
-    kept = [entry for entry in filters if not _names(entry, module)]
+    kept = [entry for entry in filters if not any(_names(entry, m) for m in modules)]
     return ["-o", "filterwarnings=" + "\n".join(kept)]
 
 
