@@ -385,6 +385,22 @@ def test_a_file_a_tool_wrote_gets_no_remarks_but_a_leak_in_it_is_found(skip: boo
         assert not diff.skipped()
 
 
+def test_a_file_named_as_a_copy_of_another_is_not_reviewed_but_named() -> None:
+    """parsimonious 0.11 shipped ``grammar.py pre-rewriting-resolve_refs.py`` beside
+    ``grammar.py``: the old module's lint remarks came out as new; the copy is what to
+    say. A leaked key in it is still found."""
+    path = "pkg/grammar.py pre-rewrite.py"
+    diff = pr_diff(path, SOURCE)
+    texts = {path: SOURCE, "pkg/grammar.py": SOURCE}
+    req = ReviewRequest(repo=REPO, pr="7", diff=diff, file_text=texts.get, config=RepoConfig())
+
+    outcome = run_review(req, chat=None, memory=None, rng=random.Random(1))
+
+    assert patterns(outcome.chosen.choices) == {"secrets:aws-access-key"}
+    (entry,) = diff.skipped()
+    assert entry.skipped == "named as a copy of `pkg/grammar.py`: left in the change by accident?"
+
+
 def test_a_test_file_its_conftest_keeps_from_older_pythons_may_use_newer_syntax() -> None:
     source = "type Pair[T] = tuple[T, T]\n"
     paths = ("tests/test_generics_695.py", "tests/test_generics.py")

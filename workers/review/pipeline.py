@@ -36,6 +36,7 @@ from workers.review.ruff_team_config import TeamRuffConfig, team_config
 from workers.review.secrets_scan import redact_secrets, scan_secrets
 from workers.review.selection import Chosen, choose_findings
 from workers.review.state import ReviewState
+from workers.review.stray_copies import copy_of
 from workers.review.version_guards import collected_from
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,17 @@ def _leave_out_generated(request: ReviewRequest) -> None:
         if header is not None:
             shown = header.replace("`", "'")  # the review body puts paths in backticks
             entry.skipped = f"generated, as its header says: {shown}"
+
+
+def _leave_out_copies(request: ReviewRequest) -> None:
+    """Mark the changed Python files named as a copy of another (see
+    ``workers.review.stray_copies``) as not reviewed, saying which file they copy."""
+    for entry in request.diff.reviewable():
+        if not entry.added or not entry.path.endswith(PYTHON_SUFFIXES):
+            continue
+        original = copy_of(entry.path, lambda path: request.file_text(path) is not None)
+        if original is not None:
+            entry.skipped = f"named as a copy of `{original}`: left in the change by accident?"
 
 
 def _ruff_sources(request: ReviewRequest, notes: list[str]) -> dict[str, str]:
@@ -191,6 +203,7 @@ def collect_findings(
         ]
     if config.skip_generated:
         _leave_out_generated(request)
+    _leave_out_copies(request)
     if config.ruff.enabled:
         sources = _ruff_sources(request, notes)
         if sources:
