@@ -136,3 +136,20 @@ def test_keys_made_for_the_tests_are_one_remark_and_a_list(repo: Path, tmp_path:
     ]
     assert sorted(f["path"] for f in repeats) == ["t/ssl/revoked.key", "t/ssl/server.key"]
     assert {f["reason"] for f in repeats} == {"repeat"}
+
+
+def test_files_left_out_are_listed_with_why(repo: Path, tmp_path: Path) -> None:
+    """A copy of a module (parsimonious 0.11's ``grammar.py pre-rewriting-….py``) is not
+    reviewed: the local review says so, as the PR review does."""
+    (repo / "app copy.py").write_text("def f(x, acc=[]):\n    return acc\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "copy")
+    env = kaizen_env(data_dir=str(tmp_path / "data"))
+
+    found = review(env, repo)
+    text = run(env, "review", "--repo", str(repo), "--base", "main", "--no-llm")
+
+    why = "named as a copy of `app.py`: left in the change by accident?"
+    assert {"path": "app copy.py", "why": why} in found["not_reviewed"]
+    assert all(f["path"] != "app copy.py" for f in found["findings"] + found["suppressed"])
+    assert f"  app copy.py: {why}" in text.stdout

@@ -142,6 +142,7 @@ def as_json(outcome: ReviewOutcome, app_slug: str = "kaizen") -> dict[str, Any]:
         "suppressed": [_row(c, app_slug) for c in outcome.chosen.suppressed],
         "usage": outcome.usage,
         "notes": outcome.notes,
+        "not_reviewed": [{"path": path, "why": why} for path, why in outcome.skipped],
     }
 
 
@@ -159,6 +160,9 @@ def as_text(outcome: ReviewOutcome, repo: str) -> str:
         for c in outcome.chosen.suppressed:
             f = c.finding
             lines.append(f"  {f.path}:{f.line} {f.pattern}: {c.reason}")
+    if outcome.skipped:
+        lines.append(f"\nNot reviewed ({len(outcome.skipped)}):")
+        lines.extend(f"  {path}: {why}" for path, why in outcome.skipped)
     lines.extend(f"\nnote: {note}" for note in outcome.notes)
     usage = outcome.usage
     lines.append(

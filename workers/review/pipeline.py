@@ -24,7 +24,7 @@ from memory.types import Experience, Kind, Outcome
 from workers.code_paths import is_test_path
 from workers.llm import ChatModel
 from workers.review.critic import CriticExample, critic_scores
-from workers.review.diff_model import DiffModel
+from workers.review.diff_model import NOTHING_TO_REVIEW, DiffModel
 from workers.review.findings import IN_TEST_CODE, Finding
 from workers.review.generated import generated_by
 from workers.review.lint_excludes import LintExcludes, lint_excludes
@@ -66,6 +66,8 @@ class ReviewOutcome:
     llm: LlmReviewResult | None = None
     seconds: float = 0.0
     usd_per_million_tokens: tuple[float, float] = (0.0, 0.0)
+    # (path, why) of the changed files left out: generated, a copy, too large, filtered
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -383,6 +385,11 @@ def run_review(
         llm_result,
         seconds=time.perf_counter() - started,
         usd_per_million_tokens=request.usd_per_million_tokens,
+        skipped=[
+            (f.path, f.skipped or "")
+            for f in request.diff.skipped()
+            if f.skipped not in NOTHING_TO_REVIEW
+        ],
     )
 
 
