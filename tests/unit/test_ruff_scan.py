@@ -1394,6 +1394,7 @@ def test_a_comparison_with_none_that_is_itself_compared_tests_the_operator() -> 
         "    assert (a != None) is True\n"
         "    assert (a == True) is False\n"
         "    assert a.size == None\n"
+        "    assert ('\u00e9' == a == None) is False\n"  # columns count characters
     )
 
     findings = scan({"tests/test_array.py": ("", source)})

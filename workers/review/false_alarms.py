@@ -123,6 +123,34 @@ review, and reading a little more of the file settles them:
   authors on its source (mako 1.4 renders its HTML traceback page with a Mako template)
   they are noise. The package is the path's first directory, or the one under ``src/``
   or ``lib/``; a module of another project that shares the name is deeper than that.
+- ``S604`` (a call with a truthy ``shell`` argument) where ``shell`` is given the name of
+  a shell: shtab's ``complete(parser, shell="bash")`` picks the shell to write a
+  completion script for. The rule is about ``shell=True`` handing a string to a shell.
+- ``PLE1300`` (an unsupported format character) in a ``str.format`` call, where the file
+  defines ``__format__`` or the call is asserted on in test code: ``format`` hands the
+  spec to the object's ``__format__``, and uncertainties' numbers read ``{:P}`` (pretty
+  print) and ``{:L}`` (LaTeX) themselves. Ruff knows only the builtin types' letters.
+  Where a builtin got the spec, the test asserting the text fails with ValueError; a
+  ``%`` format has no ``__format__`` to ask and keeps the remark.
+- ``RUF043`` (a ``match=`` pattern with metacharacters, neither escaped nor raw) where
+  the only ones are a ``^`` at its start and a ``$`` at its end: cbor2's tests expect
+  ``match="^-: "``, an error message that starts that way. An anchor says the text is a
+  regular expression on purpose; the rule is about a ``.`` or ``(`` meant literally.
+- ``SIM201``/``SIM202`` (``not a == b``) where a comment at the line speaks of
+  ``__ne__``, ``__eq__`` or ``!=``: pyrsistent writes ``not (k2 == k)`` "to avoid
+  relying on a well implemented ``__ne__``", for keys of any type.
+- ``SIM118`` (``for k in d.keys()``) where the loop deletes from, or writes to, the same
+  mapping: lxml-html-clean 0.4.7's ``for aname in attrib.keys(): … del attrib[aname]``
+  iterates lxml's list of the keys on purpose; iterating the mapping itself, as the
+  remark says, would change it under the loop.
+- ``E711``/``E712`` (``== None``, ``== True``) on a comparison that is itself compared:
+  bitstring 5's ``assert (a == None) is False`` asks what the class's ``__eq__`` answers
+  for None; ``a is None``, as the remark says, would ask something else.
+- ``DTZ901`` (``datetime.min``/``max`` without a timezone) where only a field of it is
+  read: caldav 3.6's ``ts.year == datetime.min.year`` is the same year in every zone.
+- ``SIM115`` (``open`` outside a ``with``) where the file is kept past its function
+  (stored on an object or in a container, returned or yielded): caldav 3.6's test
+  servers hold a lock file open until another method closes it.
 
 And these are right about the code but wrong about its weight:
 
@@ -137,42 +165,6 @@ And these are right about the code but wrong about its weight:
   lexer, arrow's locale tables, babel's command options (42 candidates on eight of
   the releases read on 2026-12-06). The shared-state bug the rule is about needs a
   change in place; where there is none in the file, the remark is minor.
-
-- ``S604`` (a call with a truthy ``shell`` argument) where ``shell`` is given the name of
-  a shell: shtab's ``complete(parser, shell="bash")`` picks the shell to write a
-  completion script for. The rule is about ``shell=True`` handing a string to a shell.
-
-- ``PLE1300`` (an unsupported format character) in a ``str.format`` call, where the file
-  defines ``__format__`` or the call is asserted on in test code: ``format`` hands the
-  spec to the object's ``__format__``, and uncertainties' numbers read ``{:P}`` (pretty
-  print) and ``{:L}`` (LaTeX) themselves. Ruff knows only the builtin types' letters.
-  Where a builtin got the spec, the test asserting the text fails with ValueError; a
-  ``%`` format has no ``__format__`` to ask and keeps the remark.
-
-- ``RUF043`` (a ``match=`` pattern with metacharacters, neither escaped nor raw) where
-  the only ones are a ``^`` at its start and a ``$`` at its end: cbor2's tests expect
-  ``match="^-: "``, an error message that starts that way. An anchor says the text is a
-  regular expression on purpose; the rule is about a ``.`` or ``(`` meant literally.
-
-- ``SIM201``/``SIM202`` (``not a == b``) where a comment at the line speaks of
-  ``__ne__``, ``__eq__`` or ``!=``: pyrsistent writes ``not (k2 == k)`` "to avoid
-  relying on a well implemented ``__ne__``", for keys of any type.
-
-- ``SIM118`` (``for k in d.keys()``) where the loop deletes from, or writes to, the same
-  mapping: lxml-html-clean 0.4.7's ``for aname in attrib.keys(): … del attrib[aname]``
-  iterates lxml's list of the keys on purpose; iterating the mapping itself, as the
-  remark says, would change it under the loop.
-
-- ``E711``/``E712`` (``== None``, ``== True``) on a comparison that is itself compared:
-  bitstring 5's ``assert (a == None) is False`` asks what the class's ``__eq__`` answers
-  for None; ``a is None``, as the remark says, would ask something else.
-
-- ``DTZ901`` (``datetime.min``/``max`` without a timezone) where only a field of it is
-  read: caldav 3.6's ``ts.year == datetime.min.year`` is the same year in every zone.
-
-- ``SIM115`` (``open`` outside a ``with``) where the file is kept past its function
-  (stored on an object or in a container, returned or yielded): caldav 3.6's test
-  servers hold a lock file open until another method closes it.
 
 - ``S506`` (unsafe ``yaml.load``) with a ``Loader`` of the project's own, a name it did
   not import from ``yaml`` or a call (omegaconf's ``get_yaml_loader()`` builds a subclass
@@ -1056,7 +1048,8 @@ def compares_a_comparison(source: str, row: int, column: int) -> bool:
     1-based) is itself compared: ``assert (a == None) is False`` (bitstring 5's tests)
     checks what ``__eq__`` answers for None, which ``a is None`` would not ask."""
     tree = parse_source(source)
-    if tree is None:
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
         return False
     for outer in ast.walk(tree):
         if not isinstance(outer, ast.Compare):
@@ -1064,7 +1057,7 @@ def compares_a_comparison(source: str, row: int, column: int) -> bool:
         for operand in (outer.left, *outer.comparators):
             # ruff places E711 at the singleton, E712 at the comparison's start
             if isinstance(operand, ast.Compare) and any(
-                (part.lineno, part.col_offset) == (row, column - 1)
+                (part.lineno, part.col_offset) == (row, offset)
                 and (
                     part is operand
                     or (
