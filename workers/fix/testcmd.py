@@ -155,7 +155,7 @@ def detect_test_command(repo: Path, configured: str | None = None) -> TestComman
     if configured is not None and configured.strip():
         return TestCommand(["sh", "-c", configured], "config", pytest_run_of(configured))
     repo = Path(repo)
-    source = _pytest_config_source(repo)
+    source = pytest_config_source(repo)
     if source is not None:
         return TestCommand(list(PYTEST_ARGV), source, PytestRun())
     if _has_conventional_tests(repo):
@@ -223,7 +223,8 @@ def _holds_python(folder: Path) -> bool:
         return False
 
 
-def _pytest_config_source(repo: Path) -> Source | None:
+def pytest_config_source(repo: Path) -> Source | None:
+    """The file pytest takes its configuration from, in pytest's order; None without one."""
     for name in ("pytest.ini", ".pytest.ini"):
         if _regular_file(repo / name):
             return "pytest.ini"  # pytest uses these even when empty

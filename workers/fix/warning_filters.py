@@ -17,7 +17,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from workers.fix.testcmd import config_text
+from workers.fix.testcmd import config_text, pytest_config_source
 
 _FAILED_IMPORT = re.compile(r"Failed to import filter module '([\w.]+)'")
 _WHILE_PARSING = "while parsing the following warning configuration"
@@ -47,34 +47,44 @@ def without_filters_of(checkout: Path, *modules: str) -> list[str]:
 
 
 def project_filters(checkout: Path) -> list[str] | None:
-    """The ``filterwarnings`` of the pytest config pytest would read (pytest.ini, then
-    pyproject.toml, tox.ini, setup.cfg), or None when it cannot be read here."""
-    for name in ("pytest.ini", ".pytest.ini"):
-        text = config_text(checkout, name)
-        if text is not None:
-            return _ini_filters(text, "pytest")
-    if any(config_text(checkout, name) is not None for name in ("pytest.toml", ".pytest.toml")):
+    """The ``filterwarnings`` of the config pytest reads (see
+    :func:`~workers.fix.testcmd.pytest_config_source`), or None when it cannot be read
+    here."""
+    source = pytest_config_source(checkout)
+    if source == "pytest.ini":
+        text = config_text(checkout, "pytest.ini") or config_text(checkout, ".pytest.ini")
+        return _ini_filters(text or "", "pytest")
+    if source == "tox.ini":
+        return _ini_filters(config_text(checkout, "tox.ini") or "", "pytest")
+    if source == "setup.cfg":
+        return _ini_filters(config_text(checkout, "setup.cfg") or "", "tool:pytest")
+    if source == "pyproject":
+        return _pyproject_filters(config_text(checkout, "pyproject.toml") or "")
+    if source == "pytest.toml":
         return None  # pytest 9's own TOML file: not read here
-    text = config_text(checkout, "pyproject.toml")
-    if text is not None:
-        try:
-            tool = tomllib.loads(text).get("tool")
-        except (tomllib.TOMLDecodeError, RecursionError):
-            return None
-        pytest = tool.get("pytest") if isinstance(tool, dict) else None
-        options = pytest.get("ini_options") if isinstance(pytest, dict) else None
-        if isinstance(options, dict):
-            value = options.get("filterwarnings", [])
-            if isinstance(value, str):
-                return _lines(value)
-            if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                return [v.strip() for v in value if v.strip()]
-            return None
-    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
-        text = config_text(checkout, name)
-        if text is not None and re.search(rf"^\[\s*{re.escape(section)}\s*\]", text, re.M):
-            return _ini_filters(text, section)
+    pyproject = config_text(checkout, "pyproject.toml")
+    if pyproject is not None and _pyproject_filters(pyproject) is None:
+        return None  # a pyproject.toml that does not parse may hold pytest's table
     return []
+
+
+def _pyproject_filters(text: str) -> list[str] | None:
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return None
+    pytest = tool.get("pytest") if isinstance(tool, dict) else None
+    if pytest is None:
+        return []
+    options = pytest.get("ini_options") if isinstance(pytest, dict) else None
+    if not isinstance(options, dict):
+        return None  # pytest 9's native [tool.pytest] table: not read here
+    value = options.get("filterwarnings", [])
+    if isinstance(value, str):
+        return _lines(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [v.strip() for v in value if v.strip()]
+    return None
 
 
 def _ini_filters(text: str, section: str) -> list[str] | None:
