@@ -23,7 +23,7 @@ from bot.github import GitHubError
 from bot.repo_config import ConfigSource, LoadedConfig, load_repo_config
 from memory.service import Memory
 from workers.llm import ChatModel
-from workers.review.diff_model import NOTHING_TO_REVIEW, DiffModel, only_new
+from workers.review.diff_model import DiffModel, only_new
 from workers.review.findings import Finding
 from workers.review.pipeline import ReviewOutcome, ReviewRequest, remember_posted, run_review
 from workers.review.render import (
@@ -303,9 +303,7 @@ def _summary(
         ),
         incremental=incremental,
         reviewed_files=len(diff.reviewable()),
-        skipped_files=[
-            (f.path, f.skipped or "") for f in diff.skipped() if f.skipped not in NOTHING_TO_REVIEW
-        ],
+        skipped_files=outcome.skipped,
         notes=outcome.notes,
         moved=moved,
         usage=outcome.usage,
