@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-__all__ = ["is_example_path", "is_test_path"]
+__all__ = ["is_build_script", "is_example_path", "is_test_path"]
 
 _TEST_DIRS = frozenset({"tests", "test"})
+_BUILD_SCRIPTS = frozenset({"setup.py", "noxfile.py"})
 _EXAMPLE_DIRS = frozenset({"examples", "example", "demo", "demos", "docs_src", "doc", "docs"})
 
 
@@ -38,3 +39,10 @@ def is_example_path(path: str) -> bool:
     use the project and runs on their machines, like a test."""
     parts = path.replace("\\", "/").split("/")
     return any(p in _EXAMPLE_DIRS for p in parts[:-1])
+
+
+def is_build_script(path: str) -> bool:
+    """A script that builds or tests the project on its developers' and packagers'
+    machines (``setup.py``, ``noxfile.py``, at any depth: a monorepo's packages have
+    their own). What it reads are the project's own files, written by the same hands."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1] in _BUILD_SCRIPTS

@@ -1249,6 +1249,31 @@ def test_bandit_on_example_code_is_minor() -> None:
     assert [f.severity for f in shipped if f.pattern == "ruff:S106"] == ["medium"]
 
 
+def test_bandit_on_the_projects_own_files_in_a_build_script_is_minor() -> None:
+    """mccabe 0.7's setup.py reads its version with ``eval`` of a line of ``mccabe.py``:
+    whoever could change that file writes setup.py too. A password or an unverified
+    download there stays as heavy as anywhere."""
+    source = (
+        "import requests\n\n\n"
+        "def get_version(fname='mccabe.py'):\n"
+        "    with open(fname) as f:\n"
+        "        for line in f:\n"
+        "            if line.startswith('__version__'):\n"
+        "                return eval(line.split('=')[-1])\n\n\n"
+        "def fetch():\n"
+        "    return requests.get('https://example.com/x', verify=False, timeout=5)\n"
+    )
+    severities = {
+        path: {f.pattern: f.severity for f in scan({path: ("", source)})}
+        for path in ("setup.py", "sub/setup.py", "noxfile.py", "mccabe.py")
+    }
+
+    for path in ("setup.py", "sub/setup.py", "noxfile.py"):
+        assert severities[path]["ruff:S307"] == "low", path
+        assert severities[path]["ruff:S501"] == "high", path
+    assert severities["mccabe.py"]["ruff:S307"] == "high"
+
+
 def test_an_undefined_name_in_a_forward_reference_is_minor() -> None:
     """pyramid 2.1's tutorial: ``Mapped[List['Page']]`` names a model of another module
     that SQLAlchemy resolves by name; the same name used as code stays "high"."""

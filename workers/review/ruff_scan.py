@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from workers.code_paths import is_example_path, is_test_path
+from workers.code_paths import is_build_script, is_example_path, is_test_path
 from workers.review.base_text import text_before
 from workers.review.constant_sql import built_from_constants
 from workers.review.def_names import DefNames, def_names
@@ -814,6 +814,8 @@ def _finding(
             severity = "low"
         elif _is_bandit(code) and is_example_path(path):
             severity = "low"  # bandit on example code: a password in a demo's settings
+        elif _is_bandit(code) and is_build_script(path) and code not in BUILD_SCRIPT_RISKS:
+            severity = "low"  # setup.py's eval of its own version line (mccabe)
         elif code == "F821" and in_a_string(text, row, column):
             # a forward reference ("Mapped[List['Page']]"): nothing looks it up until
             # something asks for the hints, and SQLAlchemy's registry resolves it by name
@@ -929,6 +931,14 @@ def _minor_in_tests(code: str) -> bool:
 
 
 _MINOR_IN_TESTS = frozenset({"S", "DTZ", "ASYNC"})
+# Bandit's rules that still weigh in a build script (see workers.code_paths): what it
+# reads is the project's own, so eval, pickle, a shell or a temporary path there add no
+# risk; but a credential in setup.py ships in every sdist, and a download without
+# verified TLS or over plain FTP or telnet lets the network write into the build.
+BUILD_SCRIPT_RISKS = frozenset(
+    {"S105", "S106", "S107", "S113", "S310", "S312", "S321", "S323"}
+    | {"S501", "S502", "S503", "S504", "S507"}
+)
 # Advice whose rewrite breaks Python 2, which ruff cannot lint for: every pyupgrade rule,
 # ``raise … from err`` (B904; pyserial 3.5 got two), ``[*a, b]`` (RUF005) and
 # ``contextlib.suppress`` (SIM105).
