@@ -467,6 +467,40 @@ def test_a_step_registered_by_its_decorator_may_reuse_the_name() -> None:
     assert not harmless_redefinition(source, 19, route)
 
 
+def test_a_function_registered_by_each_call_that_decorates_it_may_reuse_the_name() -> None:
+    """multipledispatch's ``@dispatch(int)`` and ``@dispatch(str)`` each register their
+    function. The same call twice, a decorator without arguments, or a test under
+    ``@given`` (the first test would never run) still redefine the name."""
+    source = (
+        "from multipledispatch import dispatch\n\n\n"
+        "@dispatch(int)\n"
+        "def area(x):\n"
+        "    return x * x\n\n\n"
+        "@dispatch(str)\n"
+        "def area(x):\n"
+        "    return len(x)\n\n\n"
+        "@dispatch(int)\n"
+        "def side(x):\n"
+        "    return x\n\n\n"
+        "@dispatch(int)\n"
+        "def side(x):\n"
+        "    return -x\n\n\n"
+        "@given(1)\n"
+        "def test_it(x):\n"
+        "    pass\n\n\n"
+        "@given(2)\n"
+        "def test_it(x):\n"
+        "    pass\n"
+    )
+
+    def message(name: str, line: int) -> str:
+        return f"Redefinition of unused `{name}` from line {line}: `{name}` redefined here"
+
+    assert harmless_redefinition(source, 10, message("area", 5))
+    assert not harmless_redefinition(source, 20, message("side", 15))
+    assert not harmless_redefinition(source, 30, message("test_it", 25))
+
+
 VERSION_BLOCKS = """\
 import sys
 if sys.version_info >= (3, 6):

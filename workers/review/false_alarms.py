@@ -90,8 +90,12 @@ review, and reading a little more of the file settles them:
   at the top and in the function that uses it): one module bound twice; the unused top
   import is F401's remark. Nor on a Gherkin step, ``@when('…') def step_impl``: behave
   and pytest-bdd find steps by their text, and behave's docs name them all ``step_impl``
-  (behave 1.3's examples: two "high" remarks). A Flask route keeps it: there the name is
-  the endpoint.
+  (behave 1.3's examples: two "high" remarks). Nor where both definitions are decorated
+  by calls of one plain name with other arguments (multipledispatch's ``@dispatch(int)``,
+  ``@dispatch(str)``): each call registers its function. A Flask route keeps it: there
+  the name is the endpoint; so does a test (``@given(…) def test_x`` twice: the first
+  never runs). For F821/F811 in a class body its metaclass's namespace fills (SLY's
+  grammars) see workers.review.class_namespaces.
 - ``UP036`` (outdated version block) on a check against a Python the project still
   supports: ruff lints for 3.7 at the oldest, so to loguru, which supports 3.5,
   ``if sys.version_info >= (3, 6):`` looks decided; on 3.5 it takes the other branch.
@@ -737,9 +741,18 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
             isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             and node.name == name
             and node.lineno <= row <= (node.body[0].lineno if node.body else row)
+            and not name.startswith("test")  # hypothesis' @given on a test
             and any(_registers_a_step(d) for d in node.decorator_list)
         ):
             return True  # found by its step text, not its name
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name == name
+            and node.lineno <= row <= (node.body[0].lineno if node.body else row)
+            and not name.startswith("test")
+            and _registered_both_times(tree, node, first)
+        ):
+            return True  # each definition is kept by the call that decorates it
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             arguments = node.args
             every = [
@@ -760,6 +773,40 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
 # Decorators that register a Gherkin step by its text (behave, pytest-bdd, radish): the
 # function's name is never looked up, and ``step_impl`` is what behave's docs call them all.
 _STEP_DECORATORS = frozenset({"given", "when", "then"})
+
+
+def _registered_both_times(
+    tree: ast.Module, later: ast.FunctionDef | ast.AsyncFunctionDef, first: int
+) -> bool:
+    """Whether the definition on line ``first`` and ``later`` are each decorated by a call
+    of the same plain name with other arguments: multipledispatch's ``@dispatch(int)`` and
+    ``@dispatch(str)`` register two implementations, and the name left bound is the
+    dispatcher. A decorator reached through an attribute (Flask's ``@app.route``) or a
+    test (``@given``, ``@pytest.mark…``: the first test would never run) stays a remark."""
+    earlier = next(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name == later.name
+            and first in (node.lineno, *(d.lineno for d in node.decorator_list))
+        ),
+        None,
+    )
+    if earlier is None:
+        return False
+    calls = {
+        d.func.id: ast.dump(d)
+        for d in earlier.decorator_list
+        if isinstance(d, ast.Call) and isinstance(d.func, ast.Name)
+    }
+    return any(
+        isinstance(d, ast.Call)
+        and isinstance(d.func, ast.Name)
+        and d.func.id in calls
+        and calls[d.func.id] != ast.dump(d)
+        for d in later.decorator_list
+    )
 
 
 def _registers_a_step(decorator: ast.expr) -> bool:

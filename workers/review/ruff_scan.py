@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from workers.code_paths import is_build_script, is_example_path, is_test_path
 from workers.review.base_text import text_before
+from workers.review.class_namespaces import in_a_namespace_class, read_from_its_namespace
 from workers.review.constant_sql import built_from_constants
 from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
@@ -735,7 +736,7 @@ def _finding(
         or (code == "F401" and in_tests and skips_without_it(text, row))
         or (code in ("S102", "S307") and runs_code_written_here(text, row))
         or (code == "B007" and _loop_variable_kept(text, row, message))
-        or (code == "F821" and _defined_elsewhere(text, message, python))
+        or (code == "F821" and _defined_elsewhere(text, row, message, python))
         or (code in CREDENTIAL_CODES and _names_no_secret(message))
         or (code in CREDENTIAL_CODES and _only_placeholders(text, row))
         or (code == "RUF012" and in_a_meta_class(text, row))
@@ -745,6 +746,7 @@ def _finding(
         or (code in ("RUF001", "RUF002", "RUF003") and in_its_own_script(text, row, message))
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
+        or (code == "F811" and in_a_namespace_class(text, row))
         or (code == "PLW1510" and return_code_read(text, row))
         or (code == "S604" and names_a_shell(text, row))
         or (code == "SIM118" and changes_what_it_iterates(text, row))
@@ -855,15 +857,16 @@ def _finding(
     )
 
 
-def _defined_elsewhere(text: str, message: str, python: DeclaredPython | None) -> bool:
-    """An "undefined" name that a Python the project supports has as a builtin, or one in
-    a module that defines names as it runs (see workers.review.false_alarms)."""
+def _defined_elsewhere(text: str, row: int, message: str, python: DeclaredPython | None) -> bool:
+    """An "undefined" name that a Python the project supports has as a builtin, one in
+    a module that defines names as it runs (see workers.review.false_alarms), or one a
+    class body reads from the namespace its metaclass makes (workers.review.class_namespaces)."""
     match = _UNDEFINED_NAME.search(message)
     if match is None:
         return False
     if python is not None and python.python2 and match.group(1) in PYTHON2_BUILTINS:
         return True
-    return defines_names_at_run_time(text)
+    return defines_names_at_run_time(text) or read_from_its_namespace(text, row, match.group(1))
 
 
 def _only_placeholders(text: str, row: int) -> bool:
