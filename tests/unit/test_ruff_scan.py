@@ -1236,6 +1236,21 @@ def test_a_class_attribute_a_comment_calls_shared_is_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:RUF012"] == [6, 7]
 
 
+def test_a_password_rule_on_a_value_that_spells_its_name_is_no_remark() -> None:
+    """pydantic-extra-types 2.11's MIME types: ``APPLICATION_VND_ETSI_TIMESTAMP_TOKEN =
+    "application/vnd.etsi.timestamp-token"`` names a media type. A value that says more,
+    or other words, stays a remark."""
+    source = (
+        'APPLICATION_VND_ETSI_TIMESTAMP_TOKEN = "application/vnd.etsi.timestamp-token"\n'
+        'GITHUB_OAUTH_REFRESH_TOKEN = "github.oauth.refresh.token"\n'
+        'SERVICE_AUTH_TOKEN = "service-auth-token-4f9a2c"\n'
+        'ADMIN_AUTH_TOKEN = "grand-piano-seventy-nine-sky"\n'
+    )
+    found = scan({"pkg/mime_types.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S105"] == [3, 4]
+
+
 def test_bandit_on_example_code_is_minor() -> None:
     """pony 0.7.20's ``pony/orm/examples/``: ``db.bind(..., password="pony")`` shows a
     reader how to connect; the same line in code that ships stays medium."""

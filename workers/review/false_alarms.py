@@ -64,6 +64,8 @@ review, and reading a little more of the file settles them:
 
 - ``S105`` to ``S107`` (hardcoded password) on a value that is a placeholder, as the
   credential scanner reads values: flask-wtf's example apps set ``SECRET_KEY = "secret"``.
+  Nor on a value that spells its name out word for word: pydantic-extra-types' MIME type
+  ``APPLICATION_VND_ETSI_TIMESTAMP_TOKEN = "application/vnd.etsi.timestamp-token"``.
 - ``S704`` (unsafe ``Markup``) on markup built from a literal whose every interpolated
   value goes through ``escape()`` (an f-string or ``.format``): flask-wtf's
   ``Markup(f'<meta name="{escape(name)}" content="{escape(token)}">')`` is what the rule

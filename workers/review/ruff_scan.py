@@ -80,7 +80,12 @@ from workers.review.findings import UNCHANGED_PLACES, Finding, Side
 from workers.review.loop_closures import used_in_its_iteration
 from workers.review.pylint_disables import disabled_by_pylint
 from workers.review.python2_code import written_for_python2
-from workers.review.secrets_scan import is_placeholder, is_unsigned_jwt, names_a_secret
+from workers.review.secrets_scan import (
+    is_placeholder,
+    is_unsigned_jwt,
+    names_a_secret,
+    spells_its_name,
+)
 from workers.review.version_guards import runs_only_where_defined
 
 if TYPE_CHECKING:
@@ -737,7 +742,7 @@ def _finding(
         or (code in ("S102", "S307") and runs_code_written_here(text, row))
         or (code == "B007" and _loop_variable_kept(text, row, message))
         or (code == "F821" and _defined_elsewhere(text, row, message, python))
-        or (code in CREDENTIAL_CODES and _names_no_secret(message))
+        or (code in CREDENTIAL_CODES and _names_no_secret(text, row, message))
         or (code in CREDENTIAL_CODES and _only_placeholders(text, row))
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "RUF012" and said_to_be_shared(text, row))
@@ -877,11 +882,18 @@ def _only_placeholders(text: str, row: int) -> bool:
     return bool(values) and all(is_placeholder(v) or is_unsigned_jwt(v) for v in values)
 
 
-def _names_no_secret(message: str) -> bool:
+def _names_no_secret(text: str, row: int, message: str) -> bool:
     """Ruff's hardcoded-password rules on a name that, read word by word as the secret
-    scanner reads names, does not say it holds a secret (``token_placement``)."""
+    scanner reads names, does not say it holds a secret (``token_placement``), or whose
+    value only spells the name out."""
     match = _PASSWORD_NAME.search(message)
-    return match is not None and not names_a_secret(match.group(1))
+    if match is None:
+        return False
+    name = match.group(1)
+    values = strings_on(text, row)
+    return not names_a_secret(name) or (
+        bool(values) and all(spells_its_name(name, v) for v in values)
+    )
 
 
 def _run_in_its_iteration(text: str, row: int, in_tests: bool) -> bool:

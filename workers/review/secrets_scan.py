@@ -188,6 +188,14 @@ def _words(name: str) -> list[str]:
     return [w.lower() for w in re.split(r"[\s_.\-]+", spaced) if w]
 
 
+def spells_its_name(name: str, value: str) -> bool:
+    """Whether a value is its name written out, word for word: a constant that names
+    something (pydantic-extra-types' ``APPLICATION_VND_ETSI_TIMESTAMP_TOKEN =
+    "application/vnd.etsi.timestamp-token"``, a MIME type) holds a label, not a secret."""
+    words = _words(name)
+    return bool(words) and _words(re.sub(r"[/+:]", " ", value)) == words
+
+
 def names_a_secret(name: str) -> bool:
     """Whether a name says its value is a secret: a secret word ends it (``API_KEY``,
     ``githubToken``, ``db.password``) or ``secret`` / ``password`` / ``apikey`` is one of
