@@ -136,3 +136,28 @@ def test_the_shim_runs_async_tests_with_plain_fixtures_and_leaves_async_fixtures
     assert "FAILED test_async.py::test_marked_and_wrong" in out and "assert (1 + 1) == 3" in out
     # pytest's own verdict on an async test it cannot run (skipped or failed, by version).
     assert "PASSED test_async.py::test_takes_an_async_fixture" not in out
+
+
+CACHE_CONFIG = """\
+[pytest]
+addopts = -s --keep-duplicates --cache-clear --lf --ff --strict-config
+cache_dir = .cache/pytest
+"""
+
+
+def test_the_caches_options_are_ignored_where_the_sandbox_runs_without_the_cache(
+    tmp_path: Path,
+) -> None:
+    """async-lru 2.4's ``addopts`` carry ``--cache-clear``: the sandbox runs pytest with
+    ``-p no:cacheprovider`` (each run starts clean), which took the option away, and
+    pytest stopped before one test. ``--lf`` there would have run only the last failures."""
+    (tmp_path / "pytest.ini").write_text(CACHE_CONFIG)
+    (tmp_path / "test_things.py").write_text(TESTS)
+
+    refused = run_pytest(tmp_path, [])
+    done = run_pytest(tmp_path, install_shim(tmp_path))
+
+    assert refused.returncode == 4 and "--cache-clear" in refused.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    assert not (tmp_path / ".cache").exists()

@@ -9,7 +9,9 @@ and no fix could ever be checked. This plugin, loaded with ``-p``, declares thos
 and markers when, and only when, their own plugin cannot be imported: it decides inside
 the sandbox, with the interpreter that runs the tests. Coverage, parallel runs and reruns
 are not what a fix is judged by, so the run without them is the closest one to the
-project's own.
+project's own. The same goes for pytest's own cache options (async-lru 2.4's
+``--cache-clear``, ``--lf``): the sandbox blocks the cache (``-p no:cacheprovider``) so
+that no run picks its tests by what the last one failed, and that took its options away.
 
 pytest-asyncio is different: without it an async test is skipped (pytest 7) or fails
 (pytest 8.4+) whatever the code does, and ``--strict-config``/``--strict-markers`` stop
@@ -98,6 +100,16 @@ def pytest_addoption(parser, pluginmanager):
             group.addoption(name, nargs="?", const=True, dest="kaizen_" + name[2:])
         for name in _BENCHMARK_VALUES:
             group.addoption(name, action="append", default=[], dest="kaizen_" + name[2:])
+    if pluginmanager.is_blocked("cacheprovider"):
+        # the sandbox runs each test run clean (-p no:cacheprovider): what the last run
+        # failed must not pick the tests of the next (--lf), nor clearing it stop one
+        group.addoption("--cache-clear", action="store_true", dest="kaizen_cache_clear")
+        group.addoption("--cache-show", nargs="?", const="*", dest="kaizen_cache_show")
+        group.addoption("--lf", "--last-failed", action="store_true", dest="kaizen_lf")
+        group.addoption("--ff", "--failed-first", action="store_true", dest="kaizen_ff")
+        group.addoption("--nf", "--new-first", action="store_true", dest="kaizen_nf")
+        group.addoption("--lfnf", "--last-failed-no-failures", dest="kaizen_lfnf")
+        parser.addini("cache_dir", "ignored: Kaizen runs pytest without its cache")
     if _absent("pytest_timeout"):
         group.addoption("--timeout", dest="kaizen_timeout")
         group.addoption("--timeout-method", dest="kaizen_timeout_method")
