@@ -9,6 +9,7 @@ from workers.fix.environment import (
     environment_cause,
     environment_failures,
     fixture_names,
+    optional_imports,
     repository_modules,
 )
 from workers.sandbox.junit import TestResult
@@ -157,3 +158,71 @@ def test_a_fixture_no_file_of_the_repository_defines_is_a_missing_plugin() -> No
     )
     assert environment_cause(failing(text.format("shop"), outcome="error"), own, names) is None
     assert environment_cause(failing(text.format("client"), outcome="error"), own, names) is None
+
+
+OPTIONAL_TESTS = """\
+import pytest
+try:
+    import hypothesmith
+    from hypothesis import HealthCheck, given, settings as hsettings
+except ImportError:
+    hypothesmith = None
+try:
+    from shop import loyalty
+except (ImportError, AttributeError):
+    loyalty = None
+try:
+    import numpy
+except Exception:
+    numpy = None
+"""
+
+
+def test_an_optional_import_binds_its_names_to_the_modules_tried_before_them() -> None:
+    found = optional_imports({"tests/test_a.py": OPTIONAL_TESTS, "bad.py": "def (:\n"})
+    assert found == {
+        "tests/test_a.py": {
+            "hypothesmith": ("hypothesmith",),
+            "HealthCheck": ("hypothesmith", "hypothesis"),
+            "given": ("hypothesmith", "hypothesis"),
+            "hsettings": ("hypothesmith", "hypothesis"),
+            "loyalty": ("shop",),
+        }
+    }
+
+
+def test_a_name_an_optional_import_did_not_define_is_a_missing_dependency() -> None:
+    """mccabe 0.7: ``@settings(...)`` on a test, at import, after ``from hypothesis
+    import settings`` under ``try``/``except ImportError`` failed for hypothesmith: the
+    project's one test module could not be collected, and Kaizen said "no fix found in 0
+    attempts"."""
+    optional = optional_imports({"tests/test_a.py": OPTIONAL_TESTS})
+    collection = failing(
+        "NameError: name 'hsettings' is not defined",
+        "tests/test_a.py:14: in <module>\n    @hsettings(\nE   NameError: name 'hsettings' "
+        "is not defined",
+        "error",
+    )
+    cause = environment_cause(collection, OWN, optional=optional)
+    assert cause == "missing dependency 'hypothesmith' or 'hypothesis'"
+
+
+def test_a_name_no_optional_import_near_the_failure_binds_is_a_bug() -> None:
+    """The repository's own module under ``try`` (``shop.loyalty``), a name only another
+    file imports so, or a name nothing imports: the code's to fix."""
+    optional = optional_imports({"tests/test_a.py": OPTIONAL_TESTS, "other.py": OPTIONAL_TESTS})
+    for message in (
+        "NameError: name 'loyalty' is not defined",
+        "NameError: name 'discount' is not defined",
+    ):
+        assert environment_cause(failing(message), OWN, optional=optional) is None
+    elsewhere = TestResult(
+        "tests/test_b.py::test_b",
+        "t",
+        "b",
+        None,
+        "failed",
+        0.0,
+        "NameError: name 'given' is not defined",
+    )
+    assert environment_cause(elsewhere, OWN, optional={"other.py": {"given": ("x",)}}) is None

@@ -9,20 +9,25 @@ could ever succeed, however right. Such failures are set aside (not targets, nev
 Only unambiguous signs count: ``No module named 'x'`` for a top-level module the
 repository does not have (an ImportError of its own modules is a bug to fix) and that is
 not a misspelling of one of its own or the standard library's (``colections``,
-``datetme``: a letter dropped or swapped, which no popular package's name is), and a
-host name that cannot be resolved or a network that cannot be reached, and a fixture
-pytest cannot find that no file of the repository defines (a plugin's: humanize's
-benchmarks take pytest-codspeed's ``benchmark``), a locale the machine does not have
-(``locale.Error: unsupported locale setting``: natsort's tests switch to ``de_DE.UTF-8``
-and ``en_US.UTF-8`` in their fixtures; the sandbox has ``C.UTF-8``), and a program it
-does not have, which ``subprocess`` could not start by its bare name (pycparser's tests
-run ``cpp``, the C preprocessor; a path or a file ``open`` could not find is not one). A
+``datetme``: a letter dropped or swapped, which no popular package's name is), or a
+``NameError`` for a name that a file the failure passes through imports under ``try:``
+... ``except ImportError`` (mccabe 0.7's test module imports hypothesmith and
+hypothesis' ``settings`` so, and then decorates a test with ``@settings(...)`` at
+import: without them the project's one test module does not load), and a host name that
+cannot be resolved or a network that cannot be reached, and a fixture pytest cannot find
+that no file of the repository defines (a plugin's: humanize's benchmarks take
+pytest-codspeed's ``benchmark``), a locale the machine does not have (``locale.Error:
+unsupported locale setting``: natsort's tests switch to ``de_DE.UTF-8`` and
+``en_US.UTF-8`` in their fixtures; the sandbox has ``C.UTF-8``), and a program it does
+not have, which ``subprocess`` could not start by its bare name (pycparser's tests run
+``cpp``, the C preprocessor; a path or a file ``open`` could not find is not one). A
 refused connection is not one of them: a test's own server on the loopback refusing is
 as likely to be the bug.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 import sys
@@ -38,6 +43,7 @@ _NO_NETWORK = re.compile(
     r"|Network is unreachable|\[Errno -(?:2|3|5)\]|\[Errno 101\]"
 )
 _NO_FIXTURE = re.compile(r"fixture '(\w+)' not found")
+_NOT_DEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 _NO_LOCALE = re.compile(r"locale\.Error: unsupported locale setting")
 # subprocess found no program of that bare name on PATH: pytest's long traceback ends
 # the exception's lines with subprocess.py's location; a native one names _execute_child
@@ -97,11 +103,55 @@ def fixture_names(files: Mapping[str, str]) -> set[str]:
     }
 
 
+def optional_imports(files: Mapping[str, str]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Path -> name -> the modules a ``try:`` imports up to the one that binds the name,
+    for every ``try`` with an ``except ImportError`` (or ``ModuleNotFoundError``): if the
+    name is not defined later, one of those did not import."""
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for path, text in files.items():
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        names: dict[str, tuple[str, ...]] = {}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Try) or not any(map(_catches_import, node.handlers)):
+                continue
+            modules: list[str] = []
+            for statement in node.body:
+                if isinstance(statement, ast.Import):
+                    modules += [a.name.split(".")[0] for a in statement.names]
+                    bound = [(a.asname or a.name).split(".")[0] for a in statement.names]
+                elif isinstance(statement, ast.ImportFrom) and statement.level == 0:
+                    modules.append((statement.module or "").split(".")[0])
+                    bound = [a.asname or a.name for a in statement.names]
+                else:
+                    continue
+                for name in bound:
+                    names.setdefault(name, tuple(dict.fromkeys(modules)))
+        if names:
+            found[path] = names
+    return found
+
+
+def _catches_import(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    kinds = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(
+        isinstance(kind, ast.Name) and kind.id in ("ImportError", "ModuleNotFoundError")
+        for kind in kinds
+    )
+
+
 def environment_cause(
-    test: TestResult, own_modules: Collection[str], own_names: Collection[str] = frozenset()
+    test: TestResult,
+    own_modules: Collection[str],
+    own_names: Collection[str] = frozenset(),
+    optional: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
 ) -> str | None:
     """Why ``test`` fails whatever the code does, in a few words, or ``None``.
-    ``own_names`` are the repository's :func:`fixture_names`."""
+    ``own_names`` are the repository's :func:`fixture_names`, ``optional`` its
+    :func:`optional_imports`."""
     if test.outcome not in ("failed", "error"):
         return None
     text = f"{test.message}\n{test.traceback[-_TAIL_CHARS:]}"
@@ -109,6 +159,11 @@ def environment_cause(
         top = match.group(1).split(".")[0]
         if top and top not in own_modules and not _misspelt(top, own_modules):
             return f"missing dependency '{top}'"
+    undefined = _NOT_DEFINED.search(text)
+    if undefined is not None and optional:
+        missing = _optionally_imported(undefined.group(1), test, text, optional, own_modules)
+        if missing:
+            return "missing dependency " + " or ".join(f"'{m}'" for m in missing)
     if _NO_NETWORK.search(text):
         return "no network"
     if _NO_LOCALE.search(text):
@@ -123,15 +178,33 @@ def environment_cause(
     return None
 
 
+def _optionally_imported(
+    name: str,
+    test: TestResult,
+    text: str,
+    optional: Mapping[str, Mapping[str, tuple[str, ...]]],
+    own_modules: Collection[str],
+) -> tuple[str, ...]:
+    """The other projects' modules one of which did not import, if ``name`` is imported
+    under ``try`` in the test's file or a file its report names; else nothing (a name
+    defined nowhere near is a bug)."""
+    test_file = test.nodeid.split("::", 1)[0]
+    for path, names in optional.items():
+        if name in names and (path == test_file or path in text):
+            return tuple(m for m in names[name] if m and m not in own_modules)
+    return ()
+
+
 def environment_failures(
     tests: Iterable[TestResult],
     own_modules: Collection[str],
     own_names: Collection[str] = frozenset(),
+    optional: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
 ) -> dict[str, str]:
     """Node id -> cause, for the failing tests the code cannot be blamed for."""
     found: dict[str, str] = {}
     for test in tests:
-        cause = environment_cause(test, own_modules, own_names)
+        cause = environment_cause(test, own_modules, own_names, optional)
         if cause is not None:
             found[test.nodeid] = cause
     return found

@@ -58,6 +58,7 @@ from workers.fix.environment import (
     describe,
     environment_failures,
     fixture_names,
+    optional_imports,
     repository_modules,
 )
 from workers.fix.evaluate import Score, TestRunner, TestsOutcome, score
@@ -476,7 +477,7 @@ class FixLoop:
             )
         files = python_files(checkout)
         set_aside = environment_failures(
-            baseline.tests, repository_modules(files), fixture_names(files)
+            baseline.tests, repository_modules(files), fixture_names(files), optional_imports(files)
         )
         if set_aside:
             self.progress(f"{describe(set_aside)}: set aside, not targets.")
