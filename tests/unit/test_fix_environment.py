@@ -9,6 +9,7 @@ from workers.fix.environment import (
     environment_cause,
     environment_failures,
     fixture_names,
+    identifiers,
     optional_imports,
     repository_modules,
 )
@@ -226,3 +227,31 @@ def test_a_name_no_optional_import_near_the_failure_binds_is_a_bug() -> None:
         "NameError: name 'given' is not defined",
     )
     assert environment_cause(elsewhere, OWN, optional={"other.py": {"given": ("x",)}}) is None
+
+
+def test_a_name_an_older_installed_package_lacks_is_a_dependency_too_old() -> None:
+    """asyncstdlib 3.14's tests import ``get_annotations`` from typing_extensions; the
+    sandbox's Debian typing_extensions predates it."""
+    message = (
+        "ImportError: cannot import name 'get_annotations' from 'typing_extensions' "
+        "(/usr/lib/python3/dist-packages/typing_extensions.py)"
+    )
+    words = identifiers({"tests/test_a.py": "from typing_extensions import get_annotations\n"})
+    cause = environment_cause(failing(message, "", "error"), OWN, identifiers=words)
+    assert cause == "dependency 'typing_extensions' too old (no 'get_annotations')"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # the standard library moved it (3.10): the code's to follow
+        "ImportError: cannot import name 'Mapping' from 'collections' (/usr/lib/x.py)",
+        # the repository's own module
+        "ImportError: cannot import name 'discount' from 'shop.pricing' (/workspace/x.py)",
+        # a misspelling of a name the repository writes elsewhere
+        "ImportError: cannot import name 'Sesion' from 'requests' (/usr/lib/x.py)",
+    ],
+)
+def test_a_name_the_code_may_have_wrong_is_no_environment_failure(message: str) -> None:
+    words = identifiers({"a.py": "from requests import Sesion\n", "b.py": "Session()\n"})
+    assert environment_cause(failing(message), OWN, identifiers=words) is None

@@ -43,6 +43,8 @@ _NO_NETWORK = re.compile(
     r"|Network is unreachable|\[Errno -(?:2|3|5)\]|\[Errno 101\]"
 )
 _NO_FIXTURE = re.compile(r"fixture '(\w+)' not found")
+_WORD = re.compile(r"[A-Za-z_]\w{2,}")
+_NO_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _NOT_DEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 _NO_LOCALE = re.compile(r"locale\.Error: unsupported locale setting")
 # subprocess found no program of that bare name on PATH: pytest's long traceback ends
@@ -148,10 +150,11 @@ def environment_cause(
     own_modules: Collection[str],
     own_names: Collection[str] = frozenset(),
     optional: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+    identifiers: Collection[str] = frozenset(),
 ) -> str | None:
     """Why ``test`` fails whatever the code does, in a few words, or ``None``.
     ``own_names`` are the repository's :func:`fixture_names`, ``optional`` its
-    :func:`optional_imports`."""
+    :func:`optional_imports`, ``identifiers`` every word of its code (:func:`identifiers`)."""
     if test.outcome not in ("failed", "error"):
         return None
     text = f"{test.message}\n{test.traceback[-_TAIL_CHARS:]}"
@@ -159,6 +162,10 @@ def environment_cause(
         top = match.group(1).split(".")[0]
         if top and top not in own_modules and not _misspelt(top, own_modules):
             return f"missing dependency '{top}'"
+    for match in _NO_NAME.finditer(text):
+        name, top = match.group(1), match.group(2).split(".")[0]
+        if _installed_too_old(name, top, own_modules, identifiers):
+            return f"dependency '{top}' too old (no '{name}')"
     undefined = _NOT_DEFINED.search(text)
     if undefined is not None and optional:
         missing = _optionally_imported(undefined.group(1), test, text, optional, own_modules)
@@ -176,6 +183,26 @@ def environment_cause(
     if fixture is not None and fixture.group(1) not in own_names:
         return f"missing pytest plugin (fixture '{fixture.group(1)}')"
     return None
+
+
+def identifiers(files: Mapping[str, str]) -> frozenset[str]:
+    """Every identifier-like word of the repository's files."""
+    return frozenset(word for text in files.values() for word in _WORD.findall(text))
+
+
+def _installed_too_old(
+    name: str, top: str, own_modules: Collection[str], identifiers: Collection[str]
+) -> bool:
+    """Whether ``from top import name`` failed because the installed ``top`` predates
+    ``name``: another project's module (the standard library's own changes, such as
+    ``collections.Mapping`` gone in 3.10, are the code's to follow), and ``name`` no
+    misspelling of a word the repository writes elsewhere (``Sesion`` beside
+    ``Session``). asyncstdlib 3.14 imports ``get_annotations`` from typing_extensions,
+    which Debian's older typing_extensions lacks."""
+    if not top or top in own_modules or top in sys.stdlib_module_names:
+        return False
+    near = difflib.get_close_matches(name, list(identifiers), n=3, cutoff=_TYPO_SIMILARITY)
+    return all(other == name for other in near)
 
 
 def _optionally_imported(
@@ -200,11 +227,12 @@ def environment_failures(
     own_modules: Collection[str],
     own_names: Collection[str] = frozenset(),
     optional: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+    identifiers: Collection[str] = frozenset(),
 ) -> dict[str, str]:
     """Node id -> cause, for the failing tests the code cannot be blamed for."""
     found: dict[str, str] = {}
     for test in tests:
-        cause = environment_cause(test, own_modules, own_names, optional)
+        cause = environment_cause(test, own_modules, own_names, optional, identifiers)
         if cause is not None:
             found[test.nodeid] = cause
     return found

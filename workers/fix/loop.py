@@ -58,6 +58,7 @@ from workers.fix.environment import (
     describe,
     environment_failures,
     fixture_names,
+    identifiers,
     optional_imports,
     repository_modules,
 )
@@ -477,7 +478,11 @@ class FixLoop:
             )
         files = python_files(checkout)
         set_aside = environment_failures(
-            baseline.tests, repository_modules(files), fixture_names(files), optional_imports(files)
+            baseline.tests,
+            repository_modules(files),
+            fixture_names(files),
+            optional_imports(files),
+            identifiers(files),
         )
         if set_aside:
             self.progress(f"{describe(set_aside)}: set aside, not targets.")
