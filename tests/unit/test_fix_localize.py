@@ -149,6 +149,21 @@ def test_symbols_match_function_bodies() -> None:
     assert by_why["symbol named in the issue: parse_config"] == {19, 20}
 
 
+def test_a_function_named_through_its_package_is_found_in_the_packages_module() -> None:
+    """asyncstdlib re-exports ``enumerate`` from ``asyncstdlib/builtins.py``: an issue
+    about ``asyncstdlib.enumerate`` is about that function (not found before: 60 sandbox
+    runs on the lines of ``islice``, which uses it, and no fix; then fixed in 7 runs).
+    Another package's module of the same name stays out."""
+    files = {
+        "asyncstdlib/__init__.py": "from .builtins import enumerate\n",
+        "asyncstdlib/builtins.py": "async def enumerate(it, start=0):\n    yield start\n",
+        "vendored/builtins.py": "def enumerate(it):\n    return it\n",
+    }
+    suspects = from_issue_text("`asyncstdlib.enumerate` counts in steps of two", files)
+    assert lines_of(suspects) == [("asyncstdlib/builtins.py", 2)]
+    assert suspects[0].why == "symbol named in the issue: asyncstdlib.enumerate"
+
+
 def test_a_named_functions_private_helpers_count_a_little_less() -> None:
     """more-itertools: the issue names ``sliding_window``, the bug is in the
     ``_sliding_window_deque`` it returns; a method's ``self._helper`` likewise."""

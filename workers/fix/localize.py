@@ -536,7 +536,9 @@ class _Symbols:
                 self._collect(child, f"{qual}.", path, module)
 
     def lookup(self, name: str) -> list[tuple[str, list[int], bool, bool]]:
-        """Definitions ``name`` may mean: ``func``, ``Class.method``, ``pkg.mod.func``.
+        """Definitions ``name`` may mean: ``func``, ``Class.method``, ``pkg.mod.func``, and
+        ``pkg.func`` for a function of a module of ``pkg`` (the package re-exports it:
+        ``asyncstdlib.enumerate`` is written in ``asyncstdlib/builtins.py``).
         Returns (path, lines, is_class, exact) - exact when qualified by class or module."""
         found: list[tuple[str, list[int], bool, bool]] = []
         parts = name.split(".")
@@ -544,7 +546,7 @@ class _Symbols:
             qual = ".".join(parts[i:])
             prefix = ".".join(parts[:i])
             for path, module, lines, is_class in self.defs.get(qual, ()):
-                if prefix and not (module == prefix or module.endswith("." + prefix)):
+                if prefix and f".{prefix}." not in f".{module}.":
                     continue
                 found.append((path, lines, is_class, i > 0 or len(parts) > 1))
             if found:
