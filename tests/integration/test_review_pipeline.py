@@ -401,6 +401,39 @@ def test_a_file_named_as_a_copy_of_another_is_not_reviewed_but_named() -> None:
     assert entry.skipped == "named as a copy of `pkg/grammar.py`: left in the change by accident?"
 
 
+def test_a_file_an_editor_left_behind_is_named_for_what_it_is() -> None:
+    """uritemplate 4.2 shipped vim's ``tests/.test_uritemplate.py.swp``: "binary file"
+    said nothing of why it was there. A text leftover (a patch's ``.rej``) is still
+    scanned for keys."""
+    rejected = "app/util.py.rej"
+    lines = SOURCE.splitlines()
+    patch = f"@@ -0,0 +1,{len(lines)} @@\n" + "\n".join(f"+{ln}" for ln in lines)
+    diff = DiffModel.from_github_files(
+        [
+            {"filename": "tests/.test_util.py.swp", "status": "added"},  # binary: no patch
+            {"filename": ".DS_Store", "status": "added"},
+            {"filename": rejected, "status": "added", "patch": patch},
+            {"filename": "app/util.py", "status": "added", "patch": patch},
+        ]
+    )
+    req = ReviewRequest(
+        repo=REPO, pr="8", diff=diff, file_text={"app/util.py": SOURCE}.get, config=RepoConfig()
+    )
+
+    outcome = run_review(req, chat=None, memory=None, rng=random.Random(1))
+
+    assert {(e.path, e.skipped) for e in diff.skipped()} == {
+        ("tests/.test_util.py.swp", "an editor's swap file (vim): left in the change by accident?"),
+        (".DS_Store", "a macOS folder settings file: left in the change by accident?"),
+        (rejected, "what a patch that did not apply left: left in the change by accident?"),
+    }
+    found = [c.finding for c in outcome.chosen.choices]
+    assert {f.path for f in found if f.pattern.startswith("secrets:")} == {
+        rejected,
+        "app/util.py",
+    }
+
+
 def test_a_test_file_its_conftest_keeps_from_older_pythons_may_use_newer_syntax() -> None:
     source = "type Pair[T] = tuple[T, T]\n"
     paths = ("tests/test_generics_695.py", "tests/test_generics.py")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.review.stray_copies import copy_of
+from workers.review.stray_copies import copy_of, left_by_a_tool
 
 REPO = {"parsimonious/grammar.py", "app/views.py", "models.py", "pkg/util.py"}
 
@@ -37,3 +37,26 @@ def test_a_copy_is_named_after_its_original(path: str, original: str) -> None:
 )
 def test_other_files_are_no_copies(path: str) -> None:
     assert copy_of(path, REPO.__contains__) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "what"),
+    [
+        ("tests/.test_uritemplate.py.swp", "an editor's swap file (vim)"),
+        ("src/.app.js.swo", "an editor's swap file (vim)"),
+        ("pkg/#views.py#", "an editor's auto-save (emacs)"),
+        ("pkg/.#views.py", "an editor's lock file (emacs)"),
+        ("docs/.DS_Store", "a macOS folder settings file"),
+        ("img/Thumbs.db", "a Windows thumbnail cache"),
+        ("setup.py.rej", "what a patch that did not apply left"),
+    ],
+)
+def test_what_a_tool_leaves_behind_is_named(path: str, what: str) -> None:
+    assert left_by_a_tool(path) == what
+
+
+@pytest.mark.parametrize(
+    "path", [".swp", "vim/syntax.swp.py", ".github/workflows/ci.yml", "docs/#1.md", ".rej"]
+)
+def test_ordinary_files_are_no_leftovers(path: str) -> None:
+    assert left_by_a_tool(path) is None

@@ -36,7 +36,7 @@ from workers.review.ruff_team_config import TeamRuffConfig, team_config
 from workers.review.secrets_scan import redact_secrets, scan_secrets
 from workers.review.selection import Chosen, choose_findings
 from workers.review.state import ReviewState
-from workers.review.stray_copies import copy_of
+from workers.review.stray_copies import copy_of, left_by_a_tool
 from workers.review.version_guards import collected_from
 
 log = logging.getLogger(__name__)
@@ -115,10 +115,17 @@ def _leave_out_generated(request: ReviewRequest) -> None:
 
 
 def _leave_out_copies(request: ReviewRequest) -> None:
-    """Mark the changed Python files named as a copy of another (see
-    ``workers.review.stray_copies``) as not reviewed, saying which file they copy."""
-    for entry in request.diff.reviewable():
-        if not entry.added or not entry.path.endswith(PYTHON_SUFFIXES):
+    """Mark the changed Python files named as a copy of another, and the files an editor
+    or a tool leaves behind (see ``workers.review.stray_copies``), as not reviewed,
+    saying which file they copy or what left them."""
+    for entry in request.diff.files:
+        if entry.status == "removed":
+            continue
+        leftover = left_by_a_tool(entry.path)
+        if leftover is not None:
+            entry.skipped = f"{leftover}: left in the change by accident?"
+            continue
+        if entry.skipped or not entry.added or not entry.path.endswith(PYTHON_SUFFIXES):
             continue
         original = copy_of(entry.path, lambda path: request.file_text(path) is not None)
         if original is not None:

@@ -8,6 +8,13 @@ second ``.py`` inside it (``grammar.py pre-rewrite.py``, ``models.py.orig.py``),
 file manager gives a duplicate (``views copy.py``, ``views copy 2.py``, ``views (1).py``)
 and ``.bak``/``.orig``/``.old`` or ``~`` before the suffix, each only when the file it
 names is there too.
+
+Files an editor, a file manager or ``patch`` leaves beside the real ones are the same
+slip, whatever the language: vim's swap files (uritemplate 4.2 shipped
+``tests/.test_uritemplate.py.swp``), emacs' auto-saves and locks, macOS's
+``.DS_Store``, Windows' ``Thumbs.db``, the ``.rej``/``.orig`` a patch that did not apply
+leaves. They are binary or not code, so they were "not reviewed" without a word on why
+they are there.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["copy_of"]
+__all__ = ["copy_of", "left_by_a_tool"]
 
 _SUFFIX = re.compile(r"\.pyi?$")
 # what is added to the original's stem: " copy", " copy 2", " (1)", ".bak", ".orig", "~"
@@ -42,4 +49,24 @@ def copy_of(path: str, exists: Callable[[str], bool]) -> str | None:
         where = f"{folder}/{original}" if folder else original
         if where != path and exists(where):
             return where
+    return None
+
+
+# (pattern of a file name, what leaves it)
+_TOOL_LEFTOVERS = (
+    (re.compile(r"^\..+\.sw[a-p]$"), "an editor's swap file (vim)"),
+    (re.compile(r"^#.+#$"), "an editor's auto-save (emacs)"),
+    (re.compile(r"^\.#.+"), "an editor's lock file (emacs)"),
+    (re.compile(r"^\.DS_Store$"), "a macOS folder settings file"),
+    (re.compile(r"^Thumbs\.db$", re.IGNORECASE), "a Windows thumbnail cache"),
+    (re.compile(r".\.rej$"), "what a patch that did not apply left"),
+)
+
+
+def left_by_a_tool(path: str) -> str | None:
+    """What left ``path`` in the change (an editor's swap file, …), or None."""
+    name = path.rpartition("/")[2]
+    for pattern, what in _TOOL_LEFTOVERS:
+        if pattern.search(name):
+            return what
     return None
