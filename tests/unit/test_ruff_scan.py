@@ -829,6 +829,19 @@ def test_a_class_with_eq_and_no_hash_is_minor_in_test_code() -> None:
     }
 
 
+def test_a_type_compared_with_eq_is_minor_in_test_code() -> None:
+    """justext 3.0.2's tests ``assert type(s1) == type(s2)``: an exact type asked for,
+    as ``is`` would; in code that ships, ``==`` where ``isinstance`` was meant stays a
+    warning."""
+    source = "def same(a, b):\n    assert type(a) == type(b)\n    return a\n"
+    found = scan({path: ("", source) for path in ("tests/test_same.py", "pkg/same.py")})
+
+    assert {(f.path, f.severity) for f in found if f.pattern == "ruff:E721"} == {
+        ("pkg/same.py", "medium"),
+        ("tests/test_same.py", "low"),
+    }
+
+
 def test_yaml_load_with_a_loader_of_the_projects_own_is_minor() -> None:
     """omegaconf 2.4's loader derives from ``BaseLoader`` in another module: worth a look,
     not "important". ``yaml.FullLoader`` stays what it is."""

@@ -923,8 +923,8 @@ def _is_bandit(code: str) -> bool:
 
 def _minor_in_tests(code: str) -> bool:
     """Bandit's rules (S), naive datetimes (DTZ), blocking calls in async functions
-    (ASYNC), B011, RUF012 and PLW1641 in test code: minor remarks, whatever they are
-    elsewhere.
+    (ASYNC), B011, RUF012, PLW1641 and E721 in test code: minor remarks, whatever they
+    are elsewhere.
 
     Test code runs on developers' machines and in CI, on inputs the tests write:
     requests unpickles its own objects, jinja2 and starlette build template environments
@@ -934,7 +934,9 @@ def _minor_in_tests(code: str) -> bool:
     (B011) holds for every assert in a test. A test class's list of cases
     (``invalid_names = [...]``, Django's tests) is data each test reads, not state its
     instances share, and a helper class with ``__eq__`` and no ``__hash__`` (babel's) is
-    compared, never put in a set. Worth a word, not an "important" label ahead of the
+    compared, never put in a set. ``assert type(a) == type(b)`` (justext's tests) asks
+    for the exact type, as ``is`` would; the subclass ``isinstance`` lets through is what
+    such a test is there to catch. Worth a word, not an "important" label ahead of the
     likely bugs in the code that ships.
     """
     letters = _LETTERS.match(code)
@@ -942,6 +944,7 @@ def _minor_in_tests(code: str) -> bool:
         "B011",
         "RUF012",
         "PLW1641",
+        "E721",
     )
 
 
