@@ -842,6 +842,23 @@ def test_a_type_compared_with_eq_is_minor_in_test_code() -> None:
     }
 
 
+def test_a_frameworks_dependency_marker_in_a_default_is_no_call_to_move() -> None:
+    """taskiq 0.13's docs: ``progress: ProgressTracker[str] = Depends()``; a FastAPI
+    endpoint's ``db = Depends(get_db)``. The framework reads what the call returns; it
+    is made once on purpose. A call of the project's own stays a remark."""
+    source = (
+        "from fastapi import Depends, Header\n"
+        "from taskiq_dependencies import Depends as TDepends\n\n\n"
+        "def make_cache():\n    return {}\n\n\n"
+        "async def endpoint(db=Depends(print), agent: str = Header(None)):\n    return db\n\n\n"
+        "async def task(progress=TDepends()):\n    return progress\n\n\n"
+        "def remember(key, cache=make_cache()):\n    return cache\n"
+    )
+    found = scan({"app/api.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B008"] == [17]
+
+
 def test_yaml_load_with_a_loader_of_the_projects_own_is_minor() -> None:
     """omegaconf 2.4's loader derives from ``BaseLoader`` in another module: worth a look,
     not "important". ``yaml.FullLoader`` stays what it is."""

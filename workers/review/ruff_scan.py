@@ -395,6 +395,7 @@ def run_ruff(
         ]
         if python is not None:
             args.append(f"--target-version={python.ruff_target}")
+        args += ["--config", f"lint.flake8-bugbear.extend-immutable-calls = {_MARKERS}"]
         if ignored:
             args.append(f"--ignore={','.join(ignored)}")
         # "--" so that a file named "-x.py" is never read as an option.
@@ -957,6 +958,23 @@ BUILD_SCRIPT_RISKS = frozenset(
     {"S105", "S106", "S107", "S113", "S310", "S312", "S321", "S323"}
     | {"S501", "S502", "S503", "S504", "S507"}
 )
+# Calls in a parameter's default that declare the parameter to a framework, which reads
+# the object they return and never mutates it: B008 ("function call in argument
+# defaults") on each was a "warning" on every FastAPI endpoint (``db = Depends(get_db)``)
+# and taskiq task (taskiq 0.13's ``progress = Depends()``). Ruff knows typer's and
+# pydantic's on its own.
+DEPENDENCY_MARKERS = (
+    *(
+        f"fastapi.{name}"
+        for name in ("Depends", "Security", "Query", "Path", "Body", "Cookie", "Header")
+    ),
+    *(f"fastapi.{name}" for name in ("Form", "File")),
+    *(f"fastapi.params.{name}" for name in ("Depends", "Security")),
+    "fast_depends.Depends",
+    "taskiq_dependencies.Depends",
+    "taskiq.TaskiqDepends",
+)
+_MARKERS = json.dumps(list(DEPENDENCY_MARKERS))  # a TOML array, as ruff's --config takes
 # Advice whose rewrite breaks Python 2, which ruff cannot lint for: every pyupgrade rule,
 # ``raise … from err`` (B904; pyserial 3.5 got two), ``[*a, b]`` (RUF005) and
 # ``contextlib.suppress`` (SIM105).
