@@ -180,7 +180,8 @@ def test_a_key_in_a_web_page_is_a_client_side_key() -> None:
         '"googleMapsApiKey":"CYekEfC9i7NoP7CRpfPtba-LQ0YMlOTLoxHfMV9"};</script>'
     )
     stripe = "<script>Stripe('" + "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dcQ3r8')</script>"
-    for path in ("tests/pages/no-base.html", "site/index.htm"):
+    bundles = ("static/redoc.min.js", "static/redoc.min.map", "static/app.js.map")
+    for path in ("tests/pages/no-base.html", "site/index.htm", *bundles):
         assert scan_secrets(_diff([page], path=path)) == []
         assert [f.pattern for f in scan_secrets(_diff([stripe], path=path))] == [
             "secrets:stripe-key"

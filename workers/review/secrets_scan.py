@@ -165,8 +165,11 @@ _PLACEHOLDER_WORDS = frozenset(
     }
 )
 # Files a browser is served whole: a key in one is a client-side key (Datadog's client
-# token, a Google Maps browser key), public by design.
-_WEB_PAGE = re.compile(r"(?i)\.(?:html?|xhtml)$")
+# token, a Google Maps browser key), public by design. So is a minified bundle, and its
+# source map carries the libraries' own sources: drf-yasg 1.21.18's ``redoc.min.map``
+# holds openapi-sampler's ``passwordSymbols = 'qwerty!@#$%^123456'``, the alphabet of
+# its sample passwords. A key of a known kind a build inlined is reported all the same.
+_WEB_PAGE = re.compile(r"(?i)\.(?:html?|xhtml)$|\.min\.js$|\.(?:js|css|min)\.map$")
 _DOC_HOST = re.compile(
     r"(?i)^(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]|host|hostname|"
     r"(?:[\w-]+\.)*example(?:\.(?:com|net|org))?|(?:[\w-]+\.)+(?:test|invalid|localhost))$"
@@ -351,7 +354,8 @@ def redact_secrets(text: str) -> str:
 
 def scan_secrets(diff: DiffModel) -> list[Finding]:
     """One ``secrets:<kind>`` finding per added line that holds a credential; in a web
-    page, only keys of a known kind (a generic ``apiKey`` there is a client-side key)."""
+    page or a minified bundle, only keys of a known kind (a generic ``apiKey`` there is a
+    client-side key)."""
     findings: list[Finding] = []
     for entry in diff.reviewable():
         web_page = bool(_WEB_PAGE.search(entry.path))
