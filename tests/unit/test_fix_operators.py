@@ -543,6 +543,36 @@ def test_wrong_variable_fixes_a_copy_paste_slip() -> None:
     )
 
 
+def test_wrong_variable_takes_a_keywords_value_from_a_sibling_call() -> None:
+    """semantic_version's ``next_minor``: each branch builds ``Version(...)``; the
+    ``patch=self.patch`` copied into one was ``patch=0`` as in the other. Another
+    callee's keyword of that name, or a call of the same callee outside the function,
+    gives nothing."""
+    buggy = src(
+        """
+        def next_minor(self):
+            if self.prerelease:
+                return Version(major=self.major, minor=self.minor, patch=0)
+            else:
+                return Version(
+                    major=self.major,
+                    minor=self.minor + 1,
+                    patch=self.patch,
+                )
+
+
+        def other(self):
+            log(patch=1)
+            return Version(patch=2)
+        """
+    )
+    line = line_of(buggy, "patch=self.patch")
+    patches = generate_patches(buggy, "a.py", line, operators=["wrong-variable"])
+    afters = [p.after for p in patches]
+    assert buggy.replace("patch=self.patch,", "patch=0,") in afters
+    assert not any("patch=1," in a or "patch=2," in a for a in afters)
+
+
 def test_wrong_variable_puts_an_edit_that_leaves_an_assignment_dead_last() -> None:
     """munch: ``self.update(state_dict)`` → ``self.update(default)`` passed its tests and
     left ``state_dict`` assigned for nothing; the same swap of ``scale``, read twice,

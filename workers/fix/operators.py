@@ -1458,6 +1458,40 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
             desc = _change(node.id, var.name)
             yield _Edit((last + rank, span[0]), span[0], span[1], var.name, desc, dead)
     yield from _wrong_attribute(ctx)
+    yield from _sibling_keyword_values(ctx)
+
+
+def _sibling_keyword_values(ctx: _Ctx) -> Iterator[_Edit]:
+    """``f(patch=self.patch)`` where another call of ``f`` in the function (the module at
+    top level) passes ``patch=0``: one branch of parallel code copied from another and
+    left half-edited. semantic_version's ``next_minor`` builds ``Version(major=…,
+    minor=…, patch=0)`` in each branch; a ``patch=self.patch`` in one is the slip, and no
+    name in scope is the fix, the sibling's value is."""
+    func = ctx.enclosing_function()
+    scope: ast.AST = func if func is not None else ctx.tree
+    calls = [n for n in _scope_nodes(scope) if isinstance(n, ast.Call)]
+    for node in ctx.of_type(ast.keyword):
+        assert isinstance(node, ast.keyword)
+        call = ctx.parents.get(node)
+        span = ctx.span(node.value)
+        if node.arg is None or not isinstance(call, ast.Call) or span is None:
+            continue
+        if not ctx.touches(node.value):
+            continue
+        callee, own = ast.dump(call.func), ast.dump(node.value)
+        others: dict[str, None] = {}
+        for other in calls:
+            if other is call or ast.dump(other.func) != callee:
+                continue
+            for keyword in other.keywords:
+                if keyword.arg == node.arg and ast.dump(keyword.value) != own:
+                    text = ctx.text(keyword.value)
+                    if text and "\n" not in text:
+                        others[text] = None
+        for rank, text in enumerate(list(others)[:3]):
+            yield _Edit(
+                (rank, span[0]), span[0], span[1], text, _change(ctx.text(node.value), text)
+            )
 
 
 def _wrong_attribute(ctx: _Ctx) -> Iterator[_Edit]:
