@@ -164,6 +164,26 @@ def test_a_function_named_through_its_package_is_found_in_the_packages_module() 
     assert suspects[0].why == "symbol named in the issue: asyncstdlib.enumerate"
 
 
+def test_a_named_functions_statements_count_on_every_line_their_parts_start() -> None:
+    """semantic_version's ``next_minor`` returns ``Version(...)`` written over five
+    lines; the slip was ``patch=self.patch`` on the fourth, which coverage counts as a
+    line of its own and the issue's symbol did not (position 68 in the plan, then 10).
+    A closing bracket alone and a comment are no lines of code."""
+    files = {
+        "ver.py": (
+            "class Version:\n"  # 1
+            "    def next_minor(self):\n"  # 2
+            "        return Version(\n"  # 3
+            "            major=self.major,\n"  # 4
+            "            # the patch starts again\n"  # 5
+            "            patch=self.patch,\n"  # 6
+            "        )\n"  # 7
+        )
+    }
+    suspects = from_issue_text("`Version.next_minor` keeps the patch number", files)
+    assert lines_of(suspects) == [("ver.py", 3), ("ver.py", 4), ("ver.py", 6)]
+
+
 def test_a_named_functions_private_helpers_count_a_little_less() -> None:
     """more-itertools: the issue names ``sliding_window``, the bug is in the
     ``_sliding_window_deque`` it returns; a method's ``self._helper`` likewise."""

@@ -490,12 +490,23 @@ def _parse_source(source: str) -> ast.Module | None:
 
 
 def _statement_lines(node: ast.AST) -> list[int]:
-    """First lines of the statements inside ``node`` (its own header excluded)."""
-    lines = {
-        child.lineno
-        for child in ast.walk(node)
-        if isinstance(child, ast.stmt) and child is not node
-    }
+    """Lines of the statements inside ``node`` (its own header excluded): each one's
+    first line, and the lines where a part of its expressions starts. A call written
+    over five lines (semantic_version's ``return Version(major=…, minor=…, patch=…)``)
+    has its arguments on lines of their own, and coverage counts each of those lines."""
+    lines: set[int] = set()
+    for child in ast.walk(node):
+        if not isinstance(child, ast.stmt) or child is node:
+            continue
+        lines.add(child.lineno)
+        for part in ast.iter_child_nodes(child):
+            if isinstance(part, ast.stmt | ast.excepthandler | ast.match_case):
+                continue
+            lines.update(
+                inner.lineno
+                for inner in ast.walk(part)
+                if isinstance(inner, ast.expr | ast.keyword)
+            )
     return sorted(lines)
 
 
