@@ -494,6 +494,22 @@ def test_a_traceback_few_of_many_failing_tests_share_does_not_outrank_the_spectr
     )
 
 
+def test_a_class_named_alone_weighs_what_it_weighs_beside_a_function() -> None:
+    """semantic_version: the issue wrote ``Version('1.2.0')`` as the argument it passed;
+    the class's half weight was lifted to a full one when nothing else was named, and its
+    lines outranked the comparison ochiai put first (``>`` for ``>=`` in ``Range.match``:
+    not fixed in 60 runs, then fixed at attempt 59)."""
+    spectrum = [
+        Suspect("base.py", 978, 0.77, "ochiai 0.77"),
+        Suspect("base.py", 186, 0.5, "ochiai 0.50"),
+    ]
+    class_lines = [Suspect("base.py", 186, 0.5, "symbol named in the issue: Version")]
+
+    ranked = rank(spectrum, class_lines)
+    assert lines_of(ranked) == [("base.py", 978), ("base.py", 186)]
+    assert ranked[1].score == pytest.approx(2.0 * 0.5 / 0.77 + 0.5)
+
+
 def test_rank_excludes_test_files_and_paths_outside_the_repo_and_limits() -> None:
     source = [
         Suspect("tests/test_a.py", 1, 1.0, "ochiai 1.00"),

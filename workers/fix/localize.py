@@ -87,6 +87,12 @@ KIND_WEIGHTS: dict[str, float] = {
     WHY_FILE: 0.5,
 }
 OTHER_WEIGHT = 1.0
+# Symbols are normalised to a best of at least this: a function named exactly scores 1,
+# a class 0.5 (an issue names the classes it uses, ``Version('1.2.0')`` passed as an
+# argument, more often than where the bug is), and that half must not become a whole
+# when the issue names nothing else (semantic_version: a class's 200 lines each got
+# ochiai's equal and outranked the comparison it put first).
+SYMBOL_FLOOR = 1.0
 # The failing tests' tracebacks are normalised to a best of at least this average score:
 # a line that only a few of many failing tests passed through says little about the rest
 # (transitions: 4 of 218 failing tests crashed in the repository's code, the others
@@ -1315,7 +1321,8 @@ def rank(*sources: list[Suspect], limit: int = 20) -> list[Suspect]:
     Within each source, each kind of evidence (``why`` prefix) is normalised to a best
     of 1 and weighted by :data:`KIND_WEIGHTS` (tracebacks 3, named lines 2.5, ochiai and
     a failing unit test of one function 2, symbols 1, file names 0.5), the failing tests'
-    tracebacks to a best of at least :data:`FAILURE_FLOOR`; a line's score is the sum
+    tracebacks to a best of at least :data:`FAILURE_FLOOR` and the symbols to one of at
+    least :data:`SYMBOL_FLOOR`; a line's score is the sum
     over sources and kinds, and its ``why`` lists the evidence, strongest first.
     Test files and paths outside the repository never appear.
     """
@@ -1330,7 +1337,13 @@ def rank(*sources: list[Suspect], limit: int = 20) -> list[Suspect]:
             if s.line < 1 or s.score <= 0 or not _suspect_path_ok(s.path):
                 continue
             kind = _kind(s.why)
-            top = max(best[kind], FAILURE_FLOOR) if kind == WHY_FAILURE else best[kind]
+            top = (
+                max(best[kind], FAILURE_FLOOR)
+                if kind == WHY_FAILURE
+                else max(best[kind], SYMBOL_FLOOR)
+                if kind == WHY_SYMBOL
+                else best[kind]
+            )
             value = KIND_WEIGHTS.get(kind, OTHER_WEIGHT) * s.score / top
             key = (s.path, s.line)
             merged[key] += value
