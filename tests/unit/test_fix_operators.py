@@ -531,6 +531,17 @@ def test_none_check_goes_before_a_one_line_if_and_not_before_elif() -> None:
     )
 
 
+def test_slice_bound_first_drops_the_item_a_list_rejoined_whole_kept() -> None:
+    """docopt-ng: ``left[:pos] + left[pos:]`` is ``left`` again; ``left[pos + 1:]`` was
+    the matched word taken out (the 55th candidate before, 60 runs ran out)."""
+    buggy = "def take(left, pos):\n    return left[:pos] + left[pos:]\n"
+    patches = generate_patches(buggy, "a.py", 2, operators=["slice-bound"])
+    assert patches[0].after == buggy.replace("left[pos:]", "left[pos + 1:]")
+    other = "def take(left, pos, n):\n    return left[:pos] + left[n:]\n"
+    first = generate_patches(other, "a.py", 2, operators=["slice-bound"])[0]
+    assert first.after != other.replace("left[n:]", "left[n + 1:]")
+
+
 def test_wrong_variable_fixes_a_copy_paste_slip() -> None:
     buggy = src(
         """

@@ -827,7 +827,10 @@ def _textual(node: ast.AST) -> bool:
 
 def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
     """``x[a:b]`` bounds ±1, ``x[:-1]`` ↔ ``x[:]``, and a bound counted from the other
-    end (``x[n:]`` ↔ ``x[-n:]``): fencepost errors in slices."""
+    end (``x[n:]`` ↔ ``x[-n:]``): fencepost errors in slices. ``x[:i] + x[i:]`` is ``x``
+    again, which no one writes on purpose: the list without its ``i``-th item was meant,
+    and ``x[i + 1:]`` comes first (docopt's ``left[:pos] + left[pos + 1:]``)."""
+    rejoined = _rejoined_tails(ctx)
     for node in ctx.of_type(ast.Slice):
         assert isinstance(node, ast.Slice)
         span = ctx.span(node)
@@ -862,8 +865,10 @@ def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
         else:
             for rank, text, prec in _bumps(ctx, lower):
                 replaced = ctx.replace_node(lower, text, prec)
+                first = node in rejoined and text == f"{lower_text} + 1"
                 if replaced:
-                    yield _Edit((1, rank + 1, span[0]), *replaced, _change(lower_text, text))
+                    order = (0, -1, span[0]) if first else (1, rank + 1, span[0])
+                    yield _Edit(order, *replaced, _change(lower_text, text))
             new = rebuilt("", upper_text)
             yield _Edit((3, 1, span[0]), span[0], span[1], new, _change(whole, new))
         for bound in (lower, upper):
@@ -872,6 +877,35 @@ def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
                 replaced = ctx.replace_node(bound, *negated)
                 if replaced:
                     yield _Edit((2, 1, span[0]), *replaced, _change(ctx.text(bound), negated[0]))
+
+
+def _rejoined_tails(ctx: _Ctx) -> list[ast.Slice]:
+    """The ``[i:]`` slices of ``x[:i] + x[i:]`` on the line."""
+    found = []
+    for node in ctx.of_type(ast.BinOp):
+        assert isinstance(node, ast.BinOp)
+        head, tail = node.left, node.right
+        if not (
+            isinstance(node.op, ast.Add)
+            and isinstance(head, ast.Subscript)
+            and isinstance(tail, ast.Subscript)
+            and isinstance(head.slice, ast.Slice)
+            and isinstance(tail.slice, ast.Slice)
+            and ast.dump(head.value) == ast.dump(tail.value)
+        ):
+            continue
+        cut, rest = head.slice, tail.slice
+        if (
+            cut.lower is None
+            and cut.step is None
+            and rest.upper is None
+            and rest.step is None
+            and cut.upper is not None
+            and rest.lower is not None
+            and ast.dump(cut.upper) == ast.dump(rest.lower)
+        ):
+            found.append(rest)
+    return found
 
 
 def _negated(ctx: _Ctx, bound: ast.expr | None) -> tuple[str, int] | None:
