@@ -164,8 +164,8 @@ def environment_cause(
             return f"missing dependency '{top}'"
     for match in _NO_NAME.finditer(text):
         name, top = match.group(1), match.group(2).split(".")[0]
-        if _installed_too_old(name, top, own_modules, identifiers):
-            return f"dependency '{top}' too old (no '{name}')"
+        if _another_version_installed(name, top, own_modules, identifiers):
+            return f"installed '{top}' has no '{name}' (another version)"
     undefined = _NOT_DEFINED.search(text)
     if undefined is not None and optional:
         missing = _optionally_imported(undefined.group(1), test, text, optional, own_modules)
@@ -190,15 +190,16 @@ def identifiers(files: Mapping[str, str]) -> frozenset[str]:
     return frozenset(word for text in files.values() for word in _WORD.findall(text))
 
 
-def _installed_too_old(
+def _another_version_installed(
     name: str, top: str, own_modules: Collection[str], identifiers: Collection[str]
 ) -> bool:
-    """Whether ``from top import name`` failed because the installed ``top`` predates
-    ``name``: another project's module (the standard library's own changes, such as
-    ``collections.Mapping`` gone in 3.10, are the code's to follow), and ``name`` no
-    misspelling of a word the repository writes elsewhere (``Sesion`` beside
-    ``Session``). asyncstdlib 3.14 imports ``get_annotations`` from typing_extensions,
-    which Debian's older typing_extensions lacks."""
+    """Whether ``from top import name`` failed because the installed ``top`` is not the
+    version the code was written for: another project's module (the standard
+    library's own changes, such as ``collections.Mapping`` gone in 3.10, are the
+    code's to follow), and ``name`` no misspelling of a word the repository writes
+    elsewhere (``Sesion`` beside ``Session``). asyncstdlib 3.14 imports
+    ``get_annotations`` from typing_extensions, which Debian's older
+    typing_extensions lacks."""
     if not top or top in own_modules or top in sys.stdlib_module_names:
         return False
     near = difflib.get_close_matches(name, list(identifiers), n=3, cutoff=_TYPO_SIMILARITY)
