@@ -1447,6 +1447,26 @@ def test_a_lone_letter_is_its_own_script_in_a_file_written_in_that_script() -> N
     ]
 
 
+def test_a_symbol_in_a_comment_or_docstring_is_written_as_meant() -> None:
+    """plotext 6's comments: "length by 1" with a multiplication sign. In a string the
+    same sign, or a dash where a command line wants a hyphen, stays a remark; so does a
+    Cyrillic a in a comment's "pass"."""
+    source = (
+        '"""A grid of length \u00d7 1."""\n'
+        "# the axis matrix (length\u00d71 for x, 1\u00d7length for y)\n"
+        "# p\u0430ss the ticks\n"
+        'OPTION = "\u2013verbose"\n'
+        'SIZE = "3\u00d74"\n'
+    )
+    found = scan({"pkg/axis.py": ("", source)})
+
+    assert [(f.pattern, f.line) for f in found if f.pattern.startswith("ruff:RUF00")] == [
+        ("ruff:RUF003", 3),
+        ("ruff:RUF001", 4),
+        ("ruff:RUF001", 5),
+    ]
+
+
 def test_a_comparison_alone_where_a_raise_is_expected_is_there_for_it() -> None:
     """python-box 8's tests: ``with pytest.raises(TypeError): [] in bx``, the membership
     test is there to raise, as ``dict`` does for an unhashable key. The same comparison

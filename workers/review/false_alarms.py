@@ -78,6 +78,8 @@ review, and reading a little more of the file settles them:
   (a Russian word); the slip the rules are for is a look-alike inside ASCII text (a
   Cyrillic a in "pass") or a lone letter, unless the file has words of that letter's
   script (num2words' Chechen numerals and their noun-class letters, a Cyrillic be alone).
+  In a comment or a docstring (RUF002/RUF003), a character that is no letter or digit at
+  all: plotext 6's comments write "length by 1" with the multiplication sign, and mean it.
 - ``F401`` (unused import) on a name a ``# type:`` comment uses: ruff does not read
   type comments (PEP 484's form for Python 2 and older tools), pyflakes did. sentry-sdk
   2.14 imports ``Any`` and the rest under ``TYPE_CHECKING`` for ``# type: (Any) -> None``
@@ -1387,6 +1389,16 @@ def in_its_own_script(source: str, row: int, message: str) -> bool:
         ):
             return False
     return True
+
+
+def a_symbol_in_prose(message: str) -> bool:
+    """Whether ruff's RUF002/RUF003 ``message`` (a docstring, a comment) names a
+    character that is no letter or digit: the multiplication sign of "length by 1"
+    (plotext 6's comments), a dash, a curly quote. Those are typed on purpose and read as
+    meant; the slip the rules are for is a letter of another script from a keyboard
+    layout left switched, which such prose still gets a remark for."""
+    found = _AMBIGUOUS.search(message)
+    return found is not None and not found.group(1).isalnum()
 
 
 def _script(char: str) -> str:

@@ -37,6 +37,7 @@ from workers.review.constant_sql import built_from_constants
 from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
+    a_symbol_in_prose,
     changes_what_it_iterates,
     compares_a_comparison,
     compares_with_a_supported_python,
@@ -750,6 +751,7 @@ def _finding(
         or (code is not None and code.startswith("DTZ") and said_to_be_naive(text, row))
         or (code == "F401" and in_type_comments(text, message))
         or (code in ("RUF001", "RUF002", "RUF003") and in_its_own_script(text, row, message))
+        or (code in ("RUF002", "RUF003") and a_symbol_in_prose(message))
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "F811" and in_a_namespace_class(text, row))
