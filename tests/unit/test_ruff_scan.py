@@ -1467,6 +1467,24 @@ def test_a_symbol_in_a_comment_or_docstring_is_written_as_meant() -> None:
     ]
 
 
+def test_a_weak_hash_cut_to_a_few_characters_is_minor() -> None:
+    """plotext 6 names its download cache ``hashlib.md5(url.encode()).hexdigest()[:8]``;
+    a whole md5 digest (a password's, a token's) stays "important"."""
+    source = (
+        "import hashlib\n\n\n"
+        "def cache_name(url):\n"
+        "    return hashlib.md5(url.encode()).hexdigest()[:8]\n\n\n"
+        "def check(password, stored):\n"
+        "    return hashlib.md5(password.encode()).hexdigest() == stored\n"
+    )
+    found = scan({"pkg/cache.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:S324"] == [
+        (5, "low"),
+        (9, "high"),
+    ]
+
+
 def test_a_comparison_alone_where_a_raise_is_expected_is_there_for_it() -> None:
     """python-box 8's tests: ``with pytest.raises(TypeError): [] in bx``, the membership
     test is there to raise, as ``dict`` does for an unhashable key. The same comparison

@@ -188,6 +188,11 @@ And these are right about the code but wrong about its weight:
   with ``%`` or ``.format`` (isodate's regex pieces): one template. And so is an
   f-string beside a plain literal, or a raw one beside one with escapes (pycparser's
   lexer patterns): two kinds that cannot be one literal as written.
+
+- ``S324`` (md5 or sha1) where the digest is cut to a few characters
+  (``md5(url).hexdigest()[:8]``, plotext 6's download cache): a name for something,
+  which protects nothing and is not meant to. Minor: ``usedforsecurity=False`` says so,
+  and FIPS builds of OpenSSL refuse md5 without it.
 """
 
 from __future__ import annotations
@@ -1389,6 +1394,29 @@ def in_its_own_script(source: str, row: int, message: str) -> bool:
         ):
             return False
     return True
+
+
+def a_digest_cut_short(source: str, row: int) -> bool:
+    """Whether a ``hashlib`` call on ``row`` has its digest sliced (``.hexdigest()[:8]``):
+    plotext 6 names its download cache ``md5(url)[:8]``. A few characters of a hash
+    protect nothing and are not meant to; ``usedforsecurity=False`` (which FIPS builds
+    of OpenSSL need for md5) is still worth a word, not an "important" label."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)):
+            continue
+        call = node.value
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in ("hexdigest", "digest")
+            and isinstance(call.func.value, ast.Call)
+            and call.func.value.lineno <= row <= (call.func.value.end_lineno or row)
+        ):
+            return True
+    return False
 
 
 def a_symbol_in_prose(message: str) -> bool:

@@ -37,6 +37,7 @@ from workers.review.constant_sql import built_from_constants
 from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
+    a_digest_cut_short,
     a_symbol_in_prose,
     changes_what_it_iterates,
     compares_a_comparison,
@@ -832,6 +833,8 @@ def _finding(
             severity = "low"
         elif code == "RUF012" and mutated_nowhere_in_the_file(text, row):
             severity = "low"  # declarative data: pygments' aliases, arrow's locale tables
+        elif code == "S324" and a_digest_cut_short(text, row):
+            severity = "low"  # a cache file's name from a few characters of md5
         elif code == "S506" and loads_with_its_own_loader(text, row):
             severity = "low"  # a Loader ruff cannot see into: omegaconf's is a BaseLoader
     parts = [title]
