@@ -112,32 +112,26 @@ def _class_reads(cls: ast.ClassDef) -> list[ast.Name]:
 
 
 def _statement_binds(statement: ast.stmt) -> set[str]:
+    """The names a statement binds where it stands: a definition's name, and for any
+    other statement (``if``, ``try`` and the rest, in any branch) its imports,
+    definitions and assignment targets."""
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {statement.name}
-    if isinstance(statement, ast.Import | ast.ImportFrom):
-        return {(a.asname or a.name).split(".")[0] for a in statement.names}
-    return {
-        node.id
-        for node in ast.walk(statement)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
+    names: set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return names
 
 
 def _module_bindings(tree: ast.Module) -> frozenset[str]:
     """Every name the module's own statements bind (in any branch), and names declared
     ``global`` anywhere."""
-    names: set[str] = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(statement.name)
-        else:
-            for node in ast.walk(statement):
-                if isinstance(node, ast.Import | ast.ImportFrom):
-                    names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                    names.add(node.id)
-                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    names.add(node.name)
+    names = {name for statement in tree.body for name in _statement_binds(statement)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):
             names.update(node.names)

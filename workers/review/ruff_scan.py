@@ -968,13 +968,11 @@ BUILD_SCRIPT_RISKS = frozenset(
 # defaults") on each was a "warning" on every FastAPI endpoint (``db = Depends(get_db)``)
 # and taskiq task (taskiq 0.13's ``progress = Depends()``). Ruff knows typer's and
 # pydantic's on its own.
+_FASTAPI_PARAMS = ("Depends", "Security", "Query", "Path", "Body", "Cookie", "Header", "Form")
 DEPENDENCY_MARKERS = (
-    *(
-        f"fastapi.{name}"
-        for name in ("Depends", "Security", "Query", "Path", "Body", "Cookie", "Header")
-    ),
-    *(f"fastapi.{name}" for name in ("Form", "File")),
-    *(f"fastapi.params.{name}" for name in ("Depends", "Security")),
+    *(f"fastapi.{name}" for name in (*_FASTAPI_PARAMS, "File")),
+    "fastapi.params.Depends",
+    "fastapi.params.Security",
     "fast_depends.Depends",
     "taskiq_dependencies.Depends",
     "taskiq.TaskiqDepends",
