@@ -99,6 +99,8 @@ SYMBOL_FLOOR = 1.0
 # failed their own asserts, and the lines of those 4 outranked the inverted condition
 # that ochiai put first with 0.99).
 FAILURE_FLOOR = 0.25
+# the kinds normalised to a best of at least so much (see rank)
+_FLOORS = {WHY_FAILURE: FAILURE_FLOOR, WHY_SYMBOL: SYMBOL_FLOOR}
 
 FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
 # A frame also points at the test of the ``if`` (or ``while``) that decided to run its
@@ -1337,13 +1339,7 @@ def rank(*sources: list[Suspect], limit: int = 20) -> list[Suspect]:
             if s.line < 1 or s.score <= 0 or not _suspect_path_ok(s.path):
                 continue
             kind = _kind(s.why)
-            top = (
-                max(best[kind], FAILURE_FLOOR)
-                if kind == WHY_FAILURE
-                else max(best[kind], SYMBOL_FLOOR)
-                if kind == WHY_SYMBOL
-                else best[kind]
-            )
+            top = max(best[kind], _FLOORS.get(kind, 0.0))
             value = KIND_WEIGHTS.get(kind, OTHER_WEIGHT) * s.score / top
             key = (s.path, s.line)
             merged[key] += value
