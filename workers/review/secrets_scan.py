@@ -245,9 +245,10 @@ def is_placeholder(value: str) -> bool:
     """Whether a string is a stand-in for a secret rather than one: ``"secret"``,
     ``"changeme"``, ``"<your key>"``, ``"xxxxxx"``, an empty string (flask-wtf's example
     apps set ``SECRET_KEY = "secret"``), a few words naming what it stands for
-    (``"session-token"``)."""
+    (``"session-token"``), or punctuation alone: nats-py compares a subject ``token``
+    with ``">"`` and ``"*"``, its wildcards; a secret has a letter or a digit."""
     return (
-        not value.strip()
+        not any(c.isalnum() for c in value)
         or bool(_PLACEHOLDER.search(value))
         or _placeholder_word(re.sub(r"[\s_-]", "", value.lower()))
         or _names_what_it_stands_for(value)
