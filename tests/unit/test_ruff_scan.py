@@ -1487,6 +1487,53 @@ def test_a_weak_hash_cut_to_a_few_characters_is_minor() -> None:
     ]
 
 
+def test_a_weak_hash_that_protects_nothing_is_a_warning() -> None:
+    """xhtml2pdf 0.2.28 tells two font files apart by ``hashlib.md5(data).hexdigest()``:
+    a fingerprint. Beside a token or a signature the same call stays "important"."""
+    source = (
+        "import hashlib\n\n\n"
+        "def font_source(data, previous):\n"
+        "    digest = hashlib.md5(data).hexdigest()\n"
+        "    return previous is None or previous == digest\n\n\n"
+        "def sign(body, secret):\n"
+        "    return hashlib.sha1(body + secret).hexdigest()\n\n\n"
+        "def session_id(user):\n"
+        "    return hashlib.md5(user.encode()).hexdigest()\n\n\n"
+        "FINGERPRINT = hashlib.md5(b'fonts').hexdigest()\n"
+    )
+    found = scan({"pkg/fonts.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:S324"] == [
+        (5, "medium"),
+        (10, "high"),
+        (14, "high"),
+        (17, "medium"),
+    ]
+
+
+def test_a_module_imported_twice_is_a_minor_remark() -> None:
+    """pykwalify 1.8's ``types.py`` imports ``re`` twice: delete the copy. A function
+    defined over another, or another module bound to the name, is still "important"."""
+    source = (
+        "import re\n"
+        "import datetime\n"
+        "import re\n"
+        "import json as codec\n"
+        "import pickle as codec\n\n\n"
+        "def f():\n"
+        "    return re, datetime, codec\n\n\n"
+        "def f():\n"
+        "    return 2\n"
+    )
+    found = scan({"pkg/types.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:F811"] == [
+        (3, "low"),
+        (5, "high"),
+        (12, "high"),
+    ]
+
+
 def test_a_comparison_alone_where_a_raise_is_expected_is_there_for_it() -> None:
     """python-box 8's tests: ``with pytest.raises(TypeError): [] in bx``, the membership
     test is there to raise, as ``dict`` does for an unhashable key. The same comparison

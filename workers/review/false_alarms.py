@@ -192,7 +192,13 @@ And these are right about the code but wrong about its weight:
 - ``S324`` (md5 or sha1) where the digest is cut to a few characters
   (``md5(url).hexdigest()[:8]``, plotext 6's download cache): a name for something,
   which protects nothing and is not meant to. Minor: ``usedforsecurity=False`` says so,
-  and FIPS builds of OpenSSL refuse md5 without it.
+  and FIPS builds of OpenSSL refuse md5 without it. A whole digest in a function that
+  names nothing a hash protects (no password, token, signature, salt, session) is a
+  fingerprint, xhtml2pdf's font files told apart: a warning, not "important".
+
+- ``F811`` on an import of what the first import already bound (``import re`` twice,
+  pykwalify 1.8): minor, delete the copy; nothing is lost, as it is when a function is
+  defined over another.
 """
 
 from __future__ import annotations
@@ -1519,3 +1525,99 @@ def _checks_float(node: ast.AST, name: str) -> bool:
         and any(isinstance(t, ast.Name) and t.id == "float" for t in ast.walk(call.args[1]))
         for call in ast.walk(node)
     )
+
+
+def imports_the_same_again(source: str, row: int, message: str) -> bool:
+    """Whether ruff's F811 ``message`` on ``row`` is an import of what the first import of
+    the name already bound: pykwalify 1.8's ``types.py`` says ``import re`` twice. Worth
+    a word (delete the copy), but nothing is lost, unlike a function defined over another."""
+    match = _REDEFINED.search(message)
+    tree = parse_source(source) if match else None
+    if match is None or tree is None:
+        return False
+    name, first = match.group(1), int(match.group(2))
+    bound = {
+        node.lineno: target
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and node.lineno in (first, row)
+        and (target := _imported_as(node, name)) is not None
+    }
+    return first in bound and bound.get(first) == bound.get(row)
+
+
+# Words that put a hash to a security use: what bandit's S324 is about. ``key`` is left out
+# (a cache key is the commonest use of md5 there is), and so is ``check``.
+_SECURITY_WORDS = frozenset(
+    {
+        "auth",
+        "authenticate",
+        "authentication",
+        "credential",
+        "credentials",
+        "crypt",
+        "csrf",
+        "decrypt",
+        "encrypt",
+        "hmac",
+        "integrity",
+        "login",
+        "nonce",
+        "passwd",
+        "password",
+        "pwd",
+        "salt",
+        "secret",
+        "session",
+        "sign",
+        "signature",
+        "signed",
+        "token",
+        "verify",
+    }
+)
+
+
+def hashes_for_no_security(source: str, row: int) -> bool:
+    """Whether the function around ``row`` (the statement, at module level) names nothing
+    a hash protects: no password, token, signature, salt, session, ``verify``…
+    xhtml2pdf 0.2.28 tells two font files apart by their md5. An md5 there is a
+    fingerprint, which a collision could at worst confuse; worth a warning
+    (``usedforsecurity=False`` says so and keeps FIPS builds working), not an
+    "important" label, which stays for a weak hash beside a password or a token."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    functions = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.lineno <= row <= (node.end_lineno or node.lineno)
+    ]
+    statements = [s for s in tree.body if s.lineno <= row <= (s.end_lineno or s.lineno)]
+    scopes: list[ast.AST] = [*statements, *functions]  # walked outside in: the last is innermost
+    if not scopes:
+        return False
+    scope = scopes[-1]
+    words: set[str] = set()
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.Attribute):
+            text = node.attr
+        elif isinstance(node, ast.arg):
+            text = node.arg
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            text = node.name
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        words.update(_identifier_words(text))
+    return not words & _SECURITY_WORDS
+
+
+def _identifier_words(text: str) -> list[str]:
+    """snake_case, camelCase and prose split into lower-case words."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]

@@ -47,6 +47,8 @@ from workers.review.false_alarms import (
     formats_with_its_own_spec,
     formatted_as_one,
     harmless_redefinition,
+    hashes_for_no_security,
+    imports_the_same_again,
     in_a_meta_class,
     in_a_string,
     in_an_assert,
@@ -835,6 +837,10 @@ def _finding(
             severity = "low"  # declarative data: pygments' aliases, arrow's locale tables
         elif code == "S324" and a_digest_cut_short(text, row):
             severity = "low"  # a cache file's name from a few characters of md5
+        elif code == "S324" and hashes_for_no_security(text, row):
+            severity = "medium"  # a fingerprint: xhtml2pdf's font files told apart
+        elif code == "F811" and imports_the_same_again(text, row, message):
+            severity = "low"  # ``import re`` twice
         elif code == "S506" and loads_with_its_own_loader(text, row):
             severity = "low"  # a Loader ruff cannot see into: omegaconf's is a BaseLoader
     parts = [title]
