@@ -1169,14 +1169,17 @@ def reads_a_calendar_field(source: str, row: int, column: int) -> bool:
     )
 
 
-def keeps_the_file_open(source: str, row: int) -> bool:
+def keeps_the_file_open(source: str, row: int, column: int) -> bool:
     """Whether the file opened on ``row`` is kept past its function: stored on an
     object or in a container (``self.f = open(…)``, ``locks[name] = f``,
     ``files.append(f)``), or returned or yielded. caldav 3.6's test servers hold a lock
     file open until ``release_server`` closes it; a ``with``, as SIM115 asks, would
-    release the lock at once."""
+    release the lock at once. Only the opening call itself counts as stored: a name
+    given what was read from the file (``tree = ast.parse(open(p).read())``,
+    line_profiler's tests) holds no file."""
     tree = parse_source(source)
-    if tree is None:
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
         return False
     # the innermost function holding the line, or the module
     scope: ast.AST = tree
@@ -1195,7 +1198,7 @@ def keeps_the_file_open(source: str, row: int) -> bool:
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.value, ast.Call)
-            and node.value.lineno == row
+            and (node.value.lineno, node.value.col_offset) == (row, offset)
         ):
             target = node.targets[0]
             if isinstance(target, ast.Attribute | ast.Subscript):

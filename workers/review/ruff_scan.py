@@ -769,7 +769,7 @@ def _finding(
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
         or (code in ("E711", "E712") and compares_a_comparison(text, row, column))
         or (code == "DTZ901" and reads_a_calendar_field(text, row, column))
-        or (code == "SIM115" and keeps_the_file_open(text, row))
+        or (code == "SIM115" and keeps_the_file_open(text, row, column))
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
@@ -935,7 +935,7 @@ def _is_bandit(code: str) -> bool:
 
 def _minor_in_tests(code: str) -> bool:
     """Bandit's rules (S), naive datetimes (DTZ), blocking calls in async functions
-    (ASYNC), B011, RUF012, PLW1641 and E721 in test code: minor remarks, whatever they
+    (ASYNC), B011, RUF012, PLW1641, E721 and SIM115 in test code: minor remarks, whatever they
     are elsewhere.
 
     Test code runs on developers' machines and in CI, on inputs the tests write:
@@ -948,7 +948,9 @@ def _minor_in_tests(code: str) -> bool:
     instances share, and a helper class with ``__eq__`` and no ``__hash__`` (babel's) is
     compared, never put in a set. ``assert type(a) == type(b)`` (justext's tests) asks
     for the exact type, as ``is`` would; the subclass ``isinstance`` lets through is what
-    such a test is there to catch. Worth a word, not an "important" label ahead of the
+    such a test is there to catch. A file a test opens without ``with`` (line_profiler's
+    ``ast.parse(open(path).read())``) is closed when the test process ends, if not
+    sooner. Worth a word, not an "important" label ahead of the
     likely bugs in the code that ships.
     """
     letters = _LETTERS.match(code)
@@ -957,6 +959,7 @@ def _minor_in_tests(code: str) -> bool:
         "RUF012",
         "PLW1641",
         "E721",
+        "SIM115",
     )
 
 
