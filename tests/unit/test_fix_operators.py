@@ -542,6 +542,19 @@ def test_slice_bound_first_drops_the_item_a_list_rejoined_whole_kept() -> None:
     assert first.after != other.replace("left[n:]", "left[n + 1:]")
 
 
+def test_slice_bound_first_undoes_an_offset_written_in_an_open_slice() -> None:
+    """filetype 1.2's zstd matcher with ``buf[8 + n + 1:]`` for ``buf[8 + n:]``: the
+    ``+ 1`` written out is where the fencepost is, before ``buf[8 + n + 1:-1]`` (the 54th
+    candidate after this, past the 60-run cap before). A bound with no offset keeps
+    ``[i:-1]`` first."""
+    buggy = "def rest(buf, n):\n    return buf[8 + n + 1:]\n"
+    patches = generate_patches(buggy, "a.py", 2, operators=["slice-bound"])
+    assert patches[0].after == buggy.replace("8 + n + 1:", "8 + n:")
+    plain = "def rest(buf, n):\n    return buf[n:]\n"
+    first = generate_patches(plain, "a.py", 2, operators=["slice-bound"])[0]
+    assert first.after == plain.replace("buf[n:]", "buf[n:-1]")
+
+
 def test_wrong_variable_fixes_a_copy_paste_slip() -> None:
     buggy = src(
         """
