@@ -165,6 +165,28 @@ def test_a_test_module_at_the_root_is_collected_by_name(
     assert found == TestCommand([*PYTEST, *option], "convention", PytestRun(args=option))
 
 
+@pytest.mark.parametrize("package", ["dotmap", "src/dotmap"])
+def test_a_test_module_in_a_package_is_collected_by_name(tmp_path: Path, package: str) -> None:
+    """dotmap keeps its ``unittest`` cases in ``dotmap/test.py`` (verboselogs in
+    ``verboselogs/tests.py``, a Django app in ``app/tests.py``): "No tests found" before.
+    A folder that is no package, or a ``test.py`` that defines no test, is not a suite."""
+    write(tmp_path, f"{package}/__init__.py", "class DotMap(dict):\n    pass\n")
+    cases = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_get(self):\n"
+    write(tmp_path, f"{package}/test.py", cases)
+    option = ("-o", "python_files=test.py test_*.py *_test.py")
+
+    found = detect_test_command(tmp_path)
+
+    assert found == TestCommand([*PYTEST, *option], "convention", PytestRun(args=option))
+
+
+def test_a_test_module_outside_a_package_is_not_a_suite(tmp_path: Path) -> None:
+    write(tmp_path, "scripts/test.py", "def test_x():\n    pass\n")  # no __init__.py
+    write(tmp_path, "pkg/__init__.py")
+    write(tmp_path, "pkg/tests.py", "CASES = [1, 2]\n")
+    assert detect_test_command(tmp_path) is None
+
+
 def test_a_root_tests_py_without_tests_is_not_a_suite(tmp_path: Path) -> None:
     write(tmp_path, "tests.py", "CASES = [1, 2]\n")  # data, no test function
     assert detect_test_command(tmp_path) is None

@@ -160,7 +160,7 @@ def detect_test_command(repo: Path, configured: str | None = None) -> TestComman
         return TestCommand(list(PYTEST_ARGV), source, PytestRun())
     if _has_conventional_tests(repo):
         return TestCommand(list(PYTEST_ARGV), "convention", PytestRun())
-    module = _root_test_module(repo)
+    module = _root_test_module(repo) or _package_test_module(repo)
     if module is not None:
         option = ("-o", f"python_files={module} test_*.py *_test.py")
         return TestCommand([*PYTEST_ARGV, *option], "convention", PytestRun(args=option))
@@ -175,18 +175,46 @@ _DEFINES_TESTS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test|^class[ \t]+T
 def _root_test_module(repo: Path) -> str | None:
     """``tests.py`` or ``test.py`` at the root when it is a file that defines a test
     function or class (read, never run)."""
-    for name in ("tests.py", "test.py"):
-        path = repo / name
-        if path.is_symlink() or not path.is_file():
-            continue
+    return next((name for name in _TEST_MODULES if _defines_tests(repo / name)), None)
+
+
+_TEST_MODULES = ("tests.py", "test.py")
+
+
+def _package_test_module(repo: Path) -> str | None:
+    """``tests.py`` or ``test.py`` in a package at the root (or under ``src/``) that
+    defines tests: dotmap keeps its ``unittest`` cases in ``dotmap/test.py``,
+    verboselogs in ``verboselogs/tests.py``, a Django app in ``app/tests.py``. pytest
+    collects neither name by default; in ``python_files`` it finds them anywhere."""
+    for top in (repo, repo / "src"):
         try:
-            with path.open("rb") as handle:
-                head = handle.read(MAX_CONFIG_BYTES).decode("utf-8", "replace")
+            entries = [e for _, e in zip(range(MAX_SRC_ENTRIES), os.scandir(top), strict=False)]
         except OSError:
             continue
-        if _DEFINES_TESTS.search(head):
-            return name
+        for entry in sorted(entries, key=lambda e: e.name):
+            folder = Path(entry.path)
+            if not (
+                entry.name.isidentifier()
+                and entry.is_dir(follow_symlinks=False)
+                and _regular_file(folder / "__init__.py")
+            ):
+                continue
+            for name in _TEST_MODULES:
+                if _defines_tests(folder / name):
+                    return name
     return None
+
+
+def _defines_tests(path: Path) -> bool:
+    """Whether ``path`` is a regular file whose start defines a test function or class."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(MAX_CONFIG_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(_DEFINES_TESTS.search(head))
 
 
 def src_layout(repo: Path) -> bool:
