@@ -783,6 +783,26 @@ def test_the_test_deciding_a_frames_line_is_suspected_with_it() -> None:
     assert suspected_from(files, 3) == {3: 1.0}
 
 
+def test_the_guard_of_a_recursive_call_in_a_runaway_recursion_is_as_suspect() -> None:
+    """dotmap's ``__str__`` with ``if id(v) not in seen:`` recursed until RecursionError:
+    the traceback repeats the recursive call, and the guard that let it through is as
+    suspect as the call. A frame seen once keeps its guard at the usual share."""
+    source = (
+        "class Map:\n"
+        "    def show(self, seen):\n"
+        "        for v in self.values:\n"
+        "            if id(v) not in seen:\n"
+        "                v.show(seen)\n"
+    )
+    files = {"pkg/map.py": source}
+    frame = 'File "/w/pkg/map.py", line 5, in show\n    v.show(seen)\n'
+    runaway = from_failures(
+        [result("tests/test_m.py::test_cycle", "failed", frame * 3 + "RecursionError\n")], files
+    )
+    assert {s.line: s.score for s in runaway} == {5: 1.0, 4: 1.0}
+    assert suspected_from(files, 5) == {5: 1.0, 4: pytest.approx(GUARD_SHARE)}
+
+
 def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:
     """``if slot.overlaps(existing): raise ConflictError``: the answer is ``overlaps``'s."""
     source = (

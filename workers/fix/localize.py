@@ -115,6 +115,12 @@ FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
 # valid_label_length(label): raise IDNAError("Label too long")`` with ``len(label) < 63``
 # in the predicate, in no frame, not reached in 60 sandbox runs.
 GUARD_SHARE = 0.75
+# A recursion that never stops (the innermost frame's line in the traceback again and
+# again): the guard that lets the call through is as suspect as the call, which holds the
+# bug only if its arguments do not shrink. dotmap's ``__str__`` with ``if id(v) not in
+# seen:`` over its cycle check recursed until RecursionError; its guard came after
+# every edit of the recursive call, and a wrong one passed the tests first.
+RECURSION_GUARD_SHARE = 1.0
 # A ``for``'s iterable decides whether, and how often, its body runs: a body line the
 # spectrum puts above the rest of its function points at the iterable this much.
 LOOP_SHARE = 1.0
@@ -317,16 +323,19 @@ def _traceback_lines(
 ) -> Iterator[tuple[str, int, float]]:
     """(path, line, score) for the lines a traceback's repository frames (innermost last)
     point at: each frame, :data:`FRAME_DECAY` per frame outward, with a ``raise``'s guard
-    and, when the innermost frame raises, the callers' argument sources."""
+    (:data:`RECURSION_GUARD_SHARE` for a recursive call's) and, when the innermost frame
+    raises, the callers' argument sources."""
     if not frames:
         return
     inner_paths, inner_line = frames[-1]
     raising = any(_raises_at(files.get(path), inner_line) for path in inner_paths)
+    recursing = frames.count(frames[-1]) > 1
     for depth, (paths, line) in enumerate(reversed(frames)):
         for path in paths:
             source = files.get(path)
             score = FRAME_DECAY**depth / len(paths)
-            for at, share in _with_guard(source, line):
+            guard_share = RECURSION_GUARD_SHARE if recursing and depth == 0 else GUARD_SHARE
+            for at, share in _with_guard(source, line, guard_share):
                 yield path, at, score * share
             if raising and depth > 0:
                 for at in _argument_sources(source, line):
@@ -398,7 +407,9 @@ def _binds_any(statement: ast.stmt, names: Collection[str]) -> bool:
     )
 
 
-def _with_guard(source: str | None, line: int) -> list[tuple[int, float]]:
+def _with_guard(
+    source: str | None, line: int, guard_share: float = GUARD_SHARE
+) -> list[tuple[int, float]]:
     """``line`` (share 1) and the lines of the test of the ``if`` or ``while`` around it
     (share :data:`GUARD_SHARE`): the frame's line ran, and whether it should have is the
     test's to say, as the spectrum's lines point at theirs (:func:`_with_deciding_lines`).
@@ -412,7 +423,7 @@ def _with_guard(source: str | None, line: int) -> list[tuple[int, float]]:
     if tree is None or guard is None:
         return [(line, 1.0)]
     deciding = _test_lines(guard.test) or _callee_returns(tree, guard)
-    return [(line, 1.0), *((at, GUARD_SHARE) for at in deciding if at != line)]
+    return [(line, 1.0), *((at, guard_share) for at in deciding if at != line)]
 
 
 def _guard(tree: ast.Module, line: int) -> ast.If | ast.While | None:
