@@ -996,6 +996,29 @@ def test_the_iterable_of_a_for_scores_with_the_body_it_runs() -> None:
     assert lifted[5].score == pytest.approx(plain[5])
 
 
+def test_the_test_of_a_while_scores_with_the_body_it_runs() -> None:
+    """webcolors' legacy colour parser with ``... and green[0] == "0" or blue[0] == "0"``
+    in ``while length > 2 and (...)``: the body that strips a zero ran in the failing
+    tests, the ``while`` line in every test; the test came past the plan's 60 runs."""
+    source = (
+        "def strip(red, blue, length):\n"
+        "    while length > 2 and (red[0] == '0' or blue[0] == '0'):\n"
+        "        red, blue = red[1:], blue[1:]\n"
+        "        length -= 1\n"
+        "    return red, blue\n"
+    )
+    spectrum = {
+        "tests.test_s.test_junk": {("s.py", n) for n in (2, 3, 4, 5)},
+        "tests.test_s.test_plain": {("s.py", n) for n in (2, 5)},
+    }
+    plain = {s.line: s.score for s in ochiai(spectrum, {"test_junk"}, {"test_plain"})}
+    lifted = {s.line: s for s in ochiai(spectrum, {"test_junk"}, {"test_plain"}, {"s.py": source})}
+
+    assert plain[3] == pytest.approx(1.0) and plain[2] == pytest.approx(1 / math.sqrt(2))
+    assert lifted[2].score == pytest.approx(LOOP_SHARE * plain[3])
+    assert lifted[5].score == pytest.approx(plain[5])
+
+
 @pytest.mark.parametrize(
     ("path", "is_example"),
     [

@@ -1130,7 +1130,9 @@ def _deciding_tests(source: str) -> dict[int, tuple[tuple[int, ...], float]]:
     """First line of each statement → the lines of the test of the innermost ``if`` whose
     body or ``else`` holds it, within its function (see :func:`_test_lines`), with
     :data:`GUARD_SHARE`; or of the iterable of the innermost ``for`` whose body holds
-    it, with :data:`LOOP_SHARE`."""
+    it, or the test of the innermost ``while``, with :data:`LOOP_SHARE`: webcolors'
+    ``while length > 2 and (red[0] == "0" and green[0] == "0" or blue[0] == "0"):``
+    strips the zeros its body strips, and only the spectrum of the body said so."""
     tree = _parse_source(source)
     found: dict[int, tuple[tuple[int, ...], float]] = {}
     if tree is None:
@@ -1146,6 +1148,9 @@ def _deciding_tests(source: str) -> dict[int, tuple[tuple[int, ...], float]]:
                 visit(ast.iter_child_nodes(child), (_test_lines(child.test), GUARD_SHARE))
             elif isinstance(child, ast.For | ast.AsyncFor):
                 visit(child.body, (_test_lines(child.iter), LOOP_SHARE))
+                visit(child.orelse, deciding)
+            elif isinstance(child, ast.While):
+                visit(child.body, (_test_lines(child.test), LOOP_SHARE))
                 visit(child.orelse, deciding)
             else:
                 visit(ast.iter_child_nodes(child), deciding)
