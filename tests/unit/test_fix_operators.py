@@ -555,6 +555,21 @@ def test_slice_bound_first_undoes_an_offset_written_in_an_open_slice() -> None:
     assert first.after == plain.replace("buf[n:]", "buf[n:-1]")
 
 
+def test_constant_turns_a_word_into_its_opposite_in_its_own_case_and_quotes() -> None:
+    """hjson's encoder with ``elif key is False: key = 'true'`` (no operator wrote
+    ``'false'`` before: not fixed in 60 runs); a word with no single opposite, or a
+    sentence, is left alone."""
+    buggy = "def name(key):\n    if key is False:\n        return 'true'\n"
+    patches = generate_patches(buggy, "a.py", 3, operators=["constant"])
+    assert [p.after for p in patches] == [buggy.replace("'true'", "'false'")]
+    for written, meant in (('"ASC"', '"DESC"'), ('"Left"', '"Right"'), ('"start"', '"end"')):
+        source = f"ORDER = {written}\n"
+        (patch,) = generate_patches(source, "a.py", 1, operators=["constant"])
+        assert patch.after == f"ORDER = {meant}\n"
+    for untouched in ('"end"', '"true story"', '"tRUE"'):
+        assert generate_patches(f"X = {untouched}\n", "a.py", 1, operators=["constant"]) == []
+
+
 def test_wrong_variable_fixes_a_copy_paste_slip() -> None:
     buggy = src(
         """

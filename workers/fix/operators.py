@@ -1867,7 +1867,8 @@ def _is_identity_operand(ctx: _Ctx, node: ast.AST) -> bool:
 
 def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
     """A wrong literal: ``True`` ↔ ``False``, ``0`` ↔ ``1``, ``""`` ↔ ``None``, a power of
-    ten at the next scale, a byte shift one byte off."""
+    ten at the next scale, a byte shift one byte off, a word for its opposite
+    (``"true"`` ↔ ``"false"``, ``"asc"`` ↔ ``"desc"``)."""
     for node in ctx.of_type(ast.Constant):
         assert isinstance(node, ast.Constant)
         value = node.value
@@ -1894,6 +1895,11 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             alts = ['""', "0", "False"]
         elif value == "":
             alts = ["None"]
+        elif isinstance(value, str) and (opposite := _opposite_word(value)) is not None:
+            written = ctx.text(node)  # its quotes kept
+            if written.count(value) != 1:
+                continue
+            alts = [written.replace(value, opposite)]
         else:
             continue
         span = ctx.span(node)
@@ -1901,6 +1907,52 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             continue
         for rank, alt in enumerate(alts):
             yield _Edit((rank, span[0]), span[0], span[1], alt, _change(ctx.text(node), alt))
+
+
+# Words a string literal holds where its opposite was meant: hjson's encoder with
+# ``elif key is False: key = 'true'``, a sort ``order = "asc"`` where "desc" was meant.
+_OPPOSITE_WORDS = dict(
+    pair
+    for a, b in (
+        ("true", "false"),
+        ("yes", "no"),
+        ("on", "off"),
+        ("asc", "desc"),
+        ("ascending", "descending"),
+        ("left", "right"),
+        ("start", "end"),
+        ("begin", "end"),
+        ("before", "after"),
+        ("first", "last"),
+        ("open", "close"),
+        ("enable", "disable"),
+        ("enabled", "disabled"),
+        ("read", "write"),
+        ("top", "bottom"),
+        ("prev", "next"),
+        ("previous", "next"),
+        ("upper", "lower"),
+        ("min", "max"),
+        ("input", "output"),
+        ("allow", "deny"),
+        ("horizontal", "vertical"),
+    )
+    for pair in ((a, b), (b, a))
+    if pair[0] not in ("end", "next")  # two words pair with them: no single opposite
+)
+
+
+def _opposite_word(value: str) -> str | None:
+    """The opposite of a one-word string, written in the same case (``"true"`` →
+    ``"false"``, ``"ASC"`` → ``"DESC"``, ``"Left"`` → ``"Right"``), or None."""
+    opposite = _OPPOSITE_WORDS.get(value.lower())
+    if opposite is None:
+        return None
+    if value.isupper() and len(value) > 1:
+        return opposite.upper()
+    if value[:1].isupper():
+        return opposite.capitalize()
+    return opposite if value.islower() else None
 
 
 def _shifts_by_bytes(parent: ast.AST | None, node: ast.expr) -> bool:
