@@ -241,6 +241,17 @@ def test_module_qualified_symbol_and_ambiguity() -> None:
     assert lines_of(one) == [("b/util.py", 2)]
 
 
+def test_a_definition_named_twice_counts_once() -> None:
+    """hjson: "``hjson.dumpsJSON`` with ..." names the wrapper dotted and bare; summed, its
+    21 lines outweighed the spectrum's, took every suspect place, and the encoder line
+    that held the bug was no suspect at all."""
+    files = {"hjson/__init__.py": "def dumpsJSON(obj):\n    return encode(obj)\n"}
+    once = rank(from_issue_text("`dumpsJSON` writes -2**31 unquoted", files))
+    twice = rank(from_issue_text("hjson.dumpsJSON(x) writes -2**31 unquoted", files))
+    assert [(s.line, s.score) for s in twice] == [(s.line, s.score) for s in once]
+    assert [s.why for s in twice] == ["symbol named in the issue: hjson.dumpsJSON"]
+
+
 def test_issue_never_suspects_test_files() -> None:
     text = (
         'Traceback (most recent call last):\n  File "/x/tests/test_mod.py", line 2, in test_x\n'

@@ -755,18 +755,23 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
     # helpers a named function calls are how it does its work, so their lines count too,
     # a little less: the issue names ``sliding_window``, the bug is in the
     # ``_sliding_window_deque`` it returns.
+    # A definition named twice (``hjson.dumpsJSON`` and ``dumpsJSON``) counts once, under
+    # the name it was first found by: its lines would otherwise outweigh the spectrum's
+    # twice over.
+    named_as: dict[tuple[str, int], str] = {}
     for name, strong in symbol_names(text):
         found = symbols.lookup(name)
         for path, lines, is_class, exact in found:
             score = (1.0 if exact or strong else 0.8) * (0.5 if is_class else 1.0) / len(found)
+            label = named_as.setdefault((path, lines[0]), name) if lines else name
             for line in lines[:MAX_SYMBOL_LINES]:
-                add(path, line, f"{WHY_SYMBOL}: {name}", score)
+                add(path, line, f"{WHY_SYMBOL}: {label}", score)
             for helper in symbols.helpers.get((path, lines[0]), []) if lines else []:
                 for where, helper_lines, _, _ in symbols.lookup(helper):
                     if where != path:
                         continue
                     for line in helper_lines[:MAX_SYMBOL_LINES]:
-                        add(path, line, f"{WHY_SYMBOL}: {name} ({helper})", score * HELPER_SHARE)
+                        add(path, line, f"{WHY_SYMBOL}: {label} ({helper})", score * HELPER_SHARE)
 
     return _sorted(Suspect(p, ln, s, why) for (p, ln, why), s in scores.items())
 
