@@ -570,6 +570,14 @@ def test_constant_turns_a_word_into_its_opposite_in_its_own_case_and_quotes() ->
         assert generate_patches(f"X = {untouched}\n", "a.py", 1, operators=["constant"]) == []
 
 
+def test_slice_bound_turns_a_step_the_other_way() -> None:
+    """python-barcode's EAN-13 checksum with ``ean[-1::2]`` for ``ean[-1::-2]``: the odd
+    digits counted from the end; no candidate changed a step before."""
+    buggy = "def odd(ean):\n    return ean[-1::2]\n"
+    patches = generate_patches(buggy, "a.py", 2, operators=["slice-bound"])
+    assert buggy.replace("[-1::2]", "[-1::-2]") in [p.after for p in patches]
+
+
 def test_wrong_variable_fixes_a_copy_paste_slip() -> None:
     buggy = src(
         """

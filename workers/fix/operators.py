@@ -826,8 +826,9 @@ def _textual(node: ast.AST) -> bool:
 
 
 def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
-    """``x[a:b]`` bounds ±1, ``x[:-1]`` ↔ ``x[:]``, and a bound counted from the other
-    end (``x[n:]`` ↔ ``x[-n:]``): fencepost errors in slices. ``x[:i] + x[i:]`` is ``x``
+    """``x[a:b]`` bounds ±1, ``x[:-1]`` ↔ ``x[:]``, a bound counted from the other end
+    (``x[n:]`` ↔ ``x[-n:]``) and a step the other way (``x[-1::2]`` ↔ ``x[-1::-2]``,
+    python-barcode's EAN-13 checksum): fencepost errors in slices. ``x[:i] + x[i:]`` is ``x``
     again, which no one writes on purpose: the list without its ``i``-th item was meant,
     and ``x[i + 1:]`` comes first (docopt's ``left[:pos] + left[pos + 1:]``)."""
     rejoined = _rejoined_tails(ctx)
@@ -880,7 +881,7 @@ def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
                     yield _Edit(order, *replaced, _change(lower_text, text))
             new = rebuilt("", upper_text)
             yield _Edit((3, 1, span[0]), span[0], span[1], new, _change(whole, new))
-        for bound in (lower, upper):
+        for bound in (lower, upper, step):  # a step's sign: a walk the wrong way
             negated = _negated(ctx, bound)
             if bound is not None and negated is not None:
                 replaced = ctx.replace_node(bound, *negated)
