@@ -439,7 +439,7 @@ def test_bandits_rules_and_assert_false_are_minor_in_test_code() -> None:
         "import pickle\n\n\n"
         "def load(data, bucket=[]):\n"
         "    assert False, 'unreachable'\n"
-        "    return pickle.loads(data)\n"
+        "    return pickle.loads(bucket.pop() or data)\n"
     )
     paths = ("pkg/store.py", "tests/test_store.py", "pkg/store_test.py", "conftest.py")
 
@@ -1524,6 +1524,35 @@ def test_a_weak_hash_that_protects_nothing_is_a_warning() -> None:
         (10, "high"),
         (14, "high"),
         (17, "medium"),
+    ]
+
+
+def test_a_mutable_default_the_function_only_reads_is_minor() -> None:
+    """py-cpuinfo 9's ``_filter_dict_keys_with_empty_values(info, acceptable_values={})``
+    only looks keys up: nothing changes the shared dict. Appended to, passed on or
+    returned, it stays a warning."""
+    source = (
+        "def keep(info, acceptable={}):\n"
+        "    out = {}\n"
+        "    for key in info:\n"
+        "        if key in acceptable and acceptable[key] == info[key]:\n"
+        "            out[key] = len(acceptable) + acceptable.get(key, 0)\n"
+        "    return out\n\n\n"
+        "def grow(item, seen=[]):\n"
+        "    seen.append(item)\n"
+        "    return item\n\n\n"
+        "def hand(item, seen=set()):\n"
+        "    return register(item, seen)\n\n\n"
+        "def give(options={}):\n"
+        "    return options\n"
+    )
+    found = scan({"pkg/filters.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:B006"] == [
+        (1, "low"),
+        (9, "medium"),
+        (14, "medium"),
+        (18, "medium"),
     ]
 
 

@@ -196,6 +196,9 @@ And these are right about the code but wrong about its weight:
   names nothing a hash protects (no password, token, signature, salt, session) is a
   fingerprint, xhtml2pdf's font files told apart: a warning, not "important".
 
+- ``B006`` (mutable default) on a parameter the function only reads (py-cpuinfo 9's
+  ``acceptable_values={}``, only looked up): minor, as nothing changes the shared value.
+
 - ``F811`` on an import of what the first import already bound (``import re`` twice,
   pykwalify 1.8): minor, delete the copy; nothing is lost, as it is when a function is
   defined over another.
@@ -1624,3 +1627,84 @@ def _identifier_words(text: str) -> list[str]:
     """snake_case, camelCase and prose split into lower-case words."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
     return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+
+
+# Calls that read what they are given and keep no reference to it.
+_READ_ONLY_CALLS = frozenset(
+    {
+        "len", "iter", "sorted", "list", "tuple", "set", "frozenset", "dict", "str",
+        "repr", "bool", "any", "all", "min", "max", "sum", "enumerate", "zip",
+        "reversed", "isinstance", "print", "format", "hash", "id", "type",
+    }
+)  # fmt: skip
+
+
+def default_only_read(source: str, row: int) -> bool:
+    """Whether every mutable default (B006) on ``row`` belongs to a parameter its function
+    only reads: no item set or deleted, no mutating method, no augmented assignment, not
+    passed to a call that could keep or change it (builtins that read aside), not
+    returned, yielded, stored or aliased. py-cpuinfo 9's
+    ``_filter_dict_keys_with_empty_values(info, acceptable_values = {})`` only looks
+    keys up: the shared dict is never changed, so the classic trap cannot spring. Still
+    worth a word (``None`` or a ``MappingProxyType`` says so), not a warning."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    found = False
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        pairs = list(
+            zip(
+                positional[len(positional) - len(arguments.defaults) :],
+                arguments.defaults,
+                strict=True,
+            )
+        )
+        pairs += [
+            (a, d)
+            for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            if d is not None
+        ]
+        for parameter, default in pairs:
+            if not (default.lineno <= row <= (default.end_lineno or default.lineno)):
+                continue
+            if not isinstance(default, ast.Dict | ast.List | ast.Set | ast.Call):
+                continue
+            if not _only_read(function, parameter.arg):
+                return False
+            found = True
+    return found
+
+
+def _only_read(function: ast.AST, name: str) -> bool:
+    """Whether ``name`` is only read in ``function`` (see :func:`default_only_read`)."""
+    parents = {child: node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            return False  # rebound: what it holds then is another story
+        parent = parents.get(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if not isinstance(parent.ctx, ast.Load):
+                return False
+            continue
+        if isinstance(parent, ast.Attribute):
+            if parent.attr in _MUTATING_METHODS or parent.attr.startswith("__i"):
+                return False
+            continue
+        if isinstance(parent, ast.Compare | ast.BoolOp | ast.UnaryOp | ast.comprehension):
+            continue
+        if isinstance(parent, ast.If | ast.While | ast.IfExp | ast.For | ast.Assert):
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args:
+            if isinstance(parent.func, ast.Name) and parent.func.id in _READ_ONLY_CALLS:
+                continue
+            return False
+        if isinstance(parent, ast.BinOp) and not isinstance(parents.get(parent), ast.AugAssign):
+            continue
+        return False  # returned, yielded, stored, passed on, aliased: it may change later
+    return True

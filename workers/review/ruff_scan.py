@@ -42,6 +42,7 @@ from workers.review.false_alarms import (
     changes_what_it_iterates,
     compares_a_comparison,
     compares_with_a_supported_python,
+    default_only_read,
     defines_names_at_run_time,
     escapes_every_value,
     formats_with_its_own_spec,
@@ -841,6 +842,8 @@ def _finding(
             severity = "medium"  # a fingerprint: xhtml2pdf's font files told apart
         elif code == "F811" and imports_the_same_again(text, row, message):
             severity = "low"  # ``import re`` twice
+        elif code == "B006" and default_only_read(text, row):
+            severity = "low"  # a shared default nothing changes
         elif code == "S506" and loads_with_its_own_loader(text, row):
             severity = "low"  # a Loader ruff cannot see into: omegaconf's is a BaseLoader
     parts = [title]
