@@ -1556,6 +1556,29 @@ def test_a_mutable_default_the_function_only_reads_is_minor() -> None:
     ]
 
 
+def test_an_unfiltered_extract_where_python_has_no_filter_is_minor() -> None:
+    """nodeenv 1.12 extracts with ``filter="data"`` on Python 3.12 and without it before;
+    an ``extractall`` with no such sibling stays "important"."""
+    source = (
+        "import sys\nimport tarfile\n\n\n"
+        "def unpack(path, where):\n"
+        "    with tarfile.open(path) as tarf:\n"
+        "        if sys.version_info >= (3, 12):\n"
+        "            tarf.extractall(where, filter='data')\n"
+        "        else:\n"
+        "            tarf.extractall(where)\n\n\n"
+        "def unpack_all(path, where):\n"
+        "    with tarfile.open(path) as tarf:\n"
+        "        tarf.extractall(where)\n"
+    )
+    found = scan({"pkg/unpack.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:S202"] == [
+        (10, "low"),
+        (15, "high"),
+    ]
+
+
 def test_a_module_imported_twice_is_a_minor_remark() -> None:
     """pykwalify 1.8's ``types.py`` imports ``re`` twice: delete the copy. A function
     defined over another, or another module bound to the name, is still "important"."""

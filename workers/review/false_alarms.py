@@ -199,6 +199,10 @@ And these are right about the code but wrong about its weight:
 - ``B006`` (mutable default) on a parameter the function only reads (py-cpuinfo 9's
   ``acceptable_values={}``, only looked up): minor, as nothing changes the shared value.
 
+- ``S202`` (``tarfile.extractall``) in the fallback of a version check whose other
+  branch extracts with ``filter=`` (nodeenv 1.12): minor; the safe call is made where it
+  exists.
+
 - ``F811`` on an import of what the first import already bound (``import re`` twice,
   pykwalify 1.8): minor, delete the copy; nothing is lost, as it is when a function is
   defined over another.
@@ -1708,3 +1712,46 @@ def _only_read(function: ast.AST, name: str) -> bool:
             continue
         return False  # returned, yielded, stored, passed on, aliased: it may change later
     return True
+
+
+def filters_where_python_can(source: str, row: int) -> bool:
+    """Whether the ``extractall`` on ``row`` (S202) is the fallback of a version check
+    whose other branch extracts with ``filter=``: nodeenv 1.12 writes
+    ``if sys.version_info >= (3, 12): tarf.extractall(d, filter="data")`` ``else:
+    tarf.extractall(d)``. The author made the safe call where it exists (and 3.8.17,
+    3.9.17, 3.10.12 and 3.11.4 have it too, which is worth a word)."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not _checks_the_version(node.test):
+            continue
+        for here, there in ((node.body, node.orelse), (node.orelse, node.body)):
+            if any(_extracts(s, row, filtered=False) for s in here) and any(
+                _extracts(s, None, filtered=True) for s in there
+            ):
+                return True
+    return False
+
+
+def _checks_the_version(test: ast.expr) -> bool:
+    """A test that reads ``sys.version_info`` or asks whether ``tarfile`` has its
+    ``data_filter``."""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in ("version_info", "data_filter"))
+        or (isinstance(n, ast.Constant) and n.value == "data_filter")
+        for n in ast.walk(test)
+    )
+
+
+def _extracts(statement: ast.stmt, row: int | None, *, filtered: bool) -> bool:
+    """Whether ``statement`` holds an ``extractall``/``extract`` call (on ``row``, if
+    given) that passes ``filter=`` (or does not)."""
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in ("extractall", "extract")
+        and (row is None or n.lineno <= row <= (n.end_lineno or n.lineno))
+        and any(k.arg == "filter" for k in n.keywords) is filtered
+        for n in ast.walk(statement)
+    )

@@ -45,6 +45,7 @@ from workers.review.false_alarms import (
     default_only_read,
     defines_names_at_run_time,
     escapes_every_value,
+    filters_where_python_can,
     formats_with_its_own_spec,
     formatted_as_one,
     harmless_redefinition,
@@ -844,6 +845,8 @@ def _finding(
             severity = "low"  # ``import re`` twice
         elif code == "B006" and default_only_read(text, row):
             severity = "low"  # a shared default nothing changes
+        elif code == "S202" and filters_where_python_can(text, row):
+            severity = "low"  # the fallback where ``filter=`` is missing
         elif code == "S506" and loads_with_its_own_loader(text, row):
             severity = "low"  # a Loader ruff cannot see into: omegaconf's is a BaseLoader
     parts = [title]
