@@ -578,6 +578,20 @@ def test_slice_bound_turns_a_step_the_other_way() -> None:
     assert buggy.replace("[-1::2]", "[-1::-2]") in [p.after for p in patches]
 
 
+def test_off_by_one_takes_a_power_of_two_to_its_neighbour_below_first() -> None:
+    """webcolors' ``/ 100 * 256`` for ``* 255``: 257 is no size anyone means; 255 goes up
+    to 256 first, and other numbers up before down, as before."""
+
+    def bumps(number: int) -> list[str]:
+        source = f"def scale(p):\n    return p * {number}\n"
+        patches = generate_patches(source, "a.py", 2, operators=["off-by-one"])
+        return [p.after.split("* ")[1].strip() for p in patches]
+
+    assert bumps(256)[:2] == ["255", "257"]
+    assert bumps(255)[:2] == ["256", "254"]
+    assert bumps(100)[:2] == ["101", "99"]
+
+
 def test_wrong_variable_fixes_a_copy_paste_slip() -> None:
     buggy = src(
         """

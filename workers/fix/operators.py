@@ -620,6 +620,12 @@ def _until_scope(ctx: _Ctx, node: ast.AST) -> Iterator[ast.AST]:
         yield ancestor
 
 
+def _power_of_two(value: int) -> bool:
+    """8, 16, … 256, 1024, 65536: sizes whose off-by-one is the other of ``2**k`` and
+    ``2**k - 1`` (webcolors' ``/ 100 * 256`` for ``* 255``), never ``2**k + 1``."""
+    return value >= 8 and value & (value - 1) == 0
+
+
 def _bumps(ctx: _Ctx, node: ast.AST, *, plus_first: bool = True) -> list[tuple[int, str, int]]:
     """Off-by-one variants of an expression: (rank, text, precedence), best first.
 
@@ -629,6 +635,10 @@ def _bumps(ctx: _Ctx, node: ast.AST, *, plus_first: bool = True) -> list[tuple[i
     value = _int_value(node)
     if value is not None:
         order = (value + 1, value - 1) if plus_first else (value - 1, value + 1)
+        if _power_of_two(value):
+            order = (value - 1, value + 1)  # 256 for 255, the largest byte
+        elif _power_of_two(value + 1):
+            order = (value + 1, value - 1)  # 255 for 256, a count of them
         return [(i, str(v), _ATOM if v >= 0 else 13) for i, v in enumerate(order)]
     k = _int_value(node.right) if isinstance(node, ast.BinOp) else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub) and k is not None:
