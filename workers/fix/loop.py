@@ -334,8 +334,8 @@ class FixLoop:
         if command is None:
             result = FixResult(
                 False,
-                "No tests found (no pytest configuration, tests/ folder, test_*.py files or "
-                "tests.py at the root): "
+                "No tests found (no pytest configuration, tests/ folder, test_*.py files, "
+                "or tests.py / test.py at the root or in a package): "
                 "Kaizen needs a failing test to know when a fix works. Set `fix.test_command` "
                 "in .github/kaizen.yml if the tests run another way.",
             )
