@@ -751,7 +751,9 @@ def test_the_guard_of_a_raise_in_a_traceback_is_suspected_with_it() -> None:
     scores = {s.line: s.score for s in suspects}
     assert scores[9] == 1.0
     assert scores[6] == scores[7] == pytest.approx(GUARD_SHARE)  # the condition's lines
-    assert set(scores) == {6, 7, 9}  # nothing else
+    # where the names the condition reads were bound: as likely wrong as the test
+    assert scores[3] == scores[4] == pytest.approx(ARGUMENT_SHARE)
+    assert set(scores) == {3, 4, 6, 7, 9}  # nothing else
     # a raise in an ``else``: the ``if`` decided that too; a raise with no guard: itself
     in_else = from_issue_text(
         'Traceback (most recent call last):\n  File "src/cache.py", line 16, in get\n', files
@@ -812,6 +814,25 @@ def test_the_guard_of_a_recursive_call_in_a_runaway_recursion_is_as_suspect() ->
     )
     assert {s.line: s.score for s in runaway} == {5: 1.0, 4: 1.0}
     assert suspected_from(files, 5) == {5: 1.0, 4: pytest.approx(GUARD_SHARE)}
+
+
+def test_where_a_raises_guard_got_its_names_is_suspected_with_it() -> None:
+    """bitmath's ``parse_string('10MiB')`` raised "not a valid unit" for "iB": the
+    guard read ``unit``, bound three lines up by ``s[index + 1:]`` (in no frame, 37
+    sandbox runs). A parameter the guard reads is its callers' to answer for."""
+    source = (
+        "def parse(s, units):\n"
+        "    index = s.find('M')\n"
+        "    val, unit = s[:index], s[index + 1:]\n"
+        "    if unit not in units:\n"
+        "        raise ValueError(unit)\n"
+        "    return float(val)\n"
+    )
+    assert suspected_from({"pkg/parse.py": source}, 5) == {
+        5: 1.0,
+        4: pytest.approx(GUARD_SHARE),
+        3: pytest.approx(ARGUMENT_SHARE),
+    }
 
 
 def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:

@@ -324,7 +324,7 @@ def _traceback_lines(
     """(path, line, score) for the lines a traceback's repository frames (innermost last)
     point at: each frame, :data:`FRAME_DECAY` per frame outward, with a ``raise``'s guard
     (:data:`RECURSION_GUARD_SHARE` for a recursive call's) and, when the innermost frame
-    raises, the callers' argument sources."""
+    raises, the callers' argument sources and where its guard's names were bound."""
     if not frames:
         return
     inner_paths, inner_line = frames[-1]
@@ -341,6 +341,9 @@ def _traceback_lines(
                 for at in _argument_sources(source, line):
                     if at != line:
                         yield path, at, score * ARGUMENT_SHARE
+            elif raising:
+                for at in _checked_sources(source, line):
+                    yield path, at, score * ARGUMENT_SHARE
 
 
 def _raises_at(source: str | None, line: int) -> bool:
@@ -375,6 +378,30 @@ def _argument_sources(source: str | None, line: int) -> list[int]:
     for node in ast.walk(function):
         if isinstance(node, ast.stmt) and node.lineno < line and _binds_any(node, passed):
             found.add(node.lineno)
+    return sorted(found)[-MAX_ARGUMENT_SOURCES:]
+
+
+def _checked_sources(source: str | None, line: int) -> list[int]:
+    """The lines before the ``if`` that guards the ``raise`` on ``line``, in its function,
+    that bind a name the ``if``'s test reads (its parameters have none here: their
+    sources are the callers', see :func:`_argument_sources`). bitmath's
+    ``parse_string('10MiB')`` raised "The unit iB is not a valid bitmath unit" under
+    ``if not hasattr(module, unit)``, and ``unit`` came from ``s[index + 1:]`` three
+    lines up, in no frame (37 sandbox runs). They score as a caller's argument sources
+    do, as much as the guard: the value is as likely wrong as the test of it."""
+    tree = _parse_source(source) if source is not None else None
+    if tree is None:
+        return []
+    function = _innermost_function(tree, line)
+    guard = _guard(tree, line)
+    if function is None or guard is None or not _test_lines(guard.test):
+        return []  # no guard, or one that calls out: its answer is elsewhere
+    read = {n.id for n in ast.walk(guard.test) if isinstance(n, ast.Name)}
+    found = {
+        node.lineno
+        for node in ast.walk(function)
+        if isinstance(node, ast.stmt) and node.lineno < guard.lineno and _binds_any(node, read)
+    }
     return sorted(found)[-MAX_ARGUMENT_SOURCES:]
 
 
