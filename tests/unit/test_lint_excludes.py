@@ -50,6 +50,35 @@ def test_pre_commit_excludes(path: str, left_out: bool) -> None:
     assert found.sources == (".pre-commit-config.yaml",)
 
 
+BUGBEAR_PYPROJECT = """
+[tool.black]
+force-exclude = '''
+(
+  ^/tests\\/eval_files\\/.*
+)
+'''
+extend-exclude = "^/vendored/"
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "left_out"),
+    [
+        ("tests/eval_files/b009_b010_b043_mangled.py", True),  # force-exclude, verbose
+        ("vendored/six.py", True),  # extend-exclude, on one line
+        ("tests/test_bugbear.py", False),
+        ("bugbear.py", False),
+        ("src/tests/eval_files/x.py", False),  # anchored at the root, as black reads it
+    ],
+)
+def test_the_files_black_is_kept_off_are_left_out(path: str, left_out: bool) -> None:
+    """flake8-bugbear keeps its checks' cases in ``tests/eval_files/`` and black off them:
+    10 comments on code that is there to be wrong before."""
+    found = excludes(pyproject__toml=BUGBEAR_PYPROJECT)
+    assert found.excludes(path) is left_out
+    assert "pyproject.toml" in found.sources
+
+
 def test_ruffs_own_defaults_count_without_a_config() -> None:
     found = excludes()
     assert found.excludes("dist/lib/pkg/mod.py")

@@ -2,10 +2,11 @@
 
 A formatter's or linter's test cases (black's ``tests/data/cases/*.py``: code written to
 be odd on purpose), vendored or generated modules: a team excludes them from its lint in
-its ruff config, its flake8 config or its pre-commit config, and never sees a remark on
-them. Kaizen did: on black's 24.1 → 24.8 changes all 10 comments it would have posted
-were F811/F821 in ``tests/data/``. Each such comment is noise, and worse, the 👎 it earns
-teaches learning that undefined names are unwanted everywhere.
+its ruff config, its flake8 config or its pre-commit config (or keeps black off them),
+and never sees a remark on them. Kaizen did: on black's 24.1 → 24.8 changes all 10
+comments it would have posted were F811/F821 in ``tests/data/``. Each such comment is
+noise, and worse, the 👎 it earns teaches learning that undefined names are unwanted
+everywhere.
 
 Read as data, like :mod:`workers.review.ruff_team_config`: TOML, INI and YAML (safe
 loader) parsers, and pre-commit's ``exclude`` regexes run by :mod:`regex` with a time
@@ -29,6 +30,7 @@ from workers.review.repo_files import (
     flake8_config,
     flake8_list,
     glob_variants,
+    load_toml,
 )
 from workers.review.ruff_team_config import ruff_config
 
@@ -70,6 +72,7 @@ RUFF_DEFAULT_EXCLUDE = (
     "venv",
 )
 PRE_COMMIT_FILE = ".pre-commit-config.yaml"
+PYPROJECT = "pyproject.toml"
 # pre-commit hooks whose exclusions say what the team lints
 LINT_HOOKS = frozenset({"ruff", "ruff-check", "flake8", "pyflakes", "pylint"})
 
@@ -83,6 +86,8 @@ class LintExcludes:
     sources: tuple[str, ...] = ()  # the files they come from, for the review's note
     # globs written with a folder (``./build``, ``tests/data``): from the root only
     rooted: frozenset[str] = frozenset()
+    # black's: matched against "/" + the path, as black matches them
+    rooted_regexes: tuple[regex.Pattern[str], ...] = ()
     _timed_out: set[int] = field(default_factory=set, compare=False, repr=False)
 
     def excludes(self, path: str) -> bool:
@@ -99,7 +104,10 @@ class LintExcludes:
                     glob not in self.rooted and fnmatch.fnmatchcase(name, glob)
                 ):
                     return True
-        return any(self._search(i, pattern, path) for i, pattern in enumerate(self.regexes))
+        return any(self._search(i, pattern, path) for i, pattern in enumerate(self.regexes)) or any(
+            self._search(-1 - i, pattern, "/" + path)
+            for i, pattern in enumerate(self.rooted_regexes)
+        )
 
     def _search(self, index: int, pattern: regex.Pattern[str], path: str) -> bool:
         if index in self._timed_out:
@@ -137,13 +145,22 @@ def lint_excludes(file_text: Callable[[str], str | None]) -> LintExcludes:
     regexes = _pre_commit_excludes(file_text(PRE_COMMIT_FILE))
     if regexes:
         sources.append(PRE_COMMIT_FILE)
+    black = _black_excludes(file_text(PYPROJECT))
+    if black:
+        sources.append(PYPROJECT)
     kept = tuple(dict.fromkeys(g for g, _ in globs))[:MAX_PATTERNS]
     rooted_globs = {g for g, from_root in globs if from_root and g in kept}
     # as ruff reads them: ``{a,b}`` alternatives, and ``**/`` matching no folder too
     variants = {g: glob_variants(g) for g in kept}
     matched = tuple(dict.fromkeys(v for g in kept for v in variants[g]))
     rooted = frozenset(v for g in rooted_globs for v in variants[g])
-    return LintExcludes(matched, tuple(regexes[:MAX_REGEXES]), tuple(sources), rooted)
+    return LintExcludes(
+        matched,
+        tuple(regexes[:MAX_REGEXES]),
+        tuple(dict.fromkeys(sources)),
+        rooted,
+        rooted_regexes=tuple(black[:MAX_REGEXES]),
+    )
 
 
 Glob = tuple[str, bool]  # (cleaned glob, written with a folder in it: from the root only)
@@ -198,15 +215,36 @@ def _pre_commit_excludes(text: str | None) -> list[regex.Pattern[str]]:
     return _compiled(found)
 
 
-def _compiled(values: Sequence[object]) -> list[regex.Pattern[str]]:
+def _black_excludes(text: str | None) -> list[regex.Pattern[str]]:
+    """black's ``exclude``, ``extend-exclude`` and ``force-exclude`` from ``[tool.black]``:
+    what the team keeps its formatter off is code written odd on purpose. flake8-bugbear
+    keeps its checks' cases in ``tests/eval_files/`` (``force-exclude =
+    '^/tests/eval_files/.*'``): 10 comments on them before, F821s and F811s on
+    code that is there to be wrong. A regex written over several lines is verbose, as
+    black reads it."""
+    table = load_toml(text) if text is not None and len(text) <= MAX_FILE_CHARS else None
+    tool = table.get("tool") if table else None
+    black = tool.get("black") if isinstance(tool, Mapping) else None
+    if not isinstance(black, Mapping):
+        return []
+    values = [black.get(key) for key in ("exclude", "extend-exclude", "force-exclude")]
+    return _compiled(values, verbose_when_multiline=True)
+
+
+def _compiled(
+    values: Sequence[object], *, verbose_when_multiline: bool = False
+) -> list[regex.Pattern[str]]:
     out = []
     for value in values:
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_PATTERN_CHARS:
             continue
         if value.strip() == "^$":
             continue  # pre-commit's own default: excludes nothing
+        flags = regex.VERSION0
+        if verbose_when_multiline and "\n" in value:
+            flags |= regex.VERBOSE
         try:
-            out.append(regex.compile(value, regex.VERSION0))
+            out.append(regex.compile(value, flags))
         except (regex.error, RecursionError, OverflowError):
             continue
     return out
