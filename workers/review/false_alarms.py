@@ -743,17 +743,11 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
     import (a pytest fixture taken in), the name was first bound by ``importorskip``, a
     function imports again what the module imported under that name, or the function is
     a Gherkin step its decorator registers by its text."""
-    match = _REDEFINED.search(message)
-    tree = parse_source(source) if match else None
-    if match is None or tree is None:
+    found = _redefinition(source, message)
+    if found is None:
         return False
-    name, first = match.group(1), int(match.group(2))
-    imported = {
-        node.lineno: target
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        and (target := _imported_as(node, name)) is not None
-    }
+    tree, name, first = found
+    imported = _imports_binding(tree, name)
     if imported.get(first) is not None and imported.get(first) == _imported_in_a_function(
         tree, row, name
     ):
@@ -1541,19 +1535,32 @@ def imports_the_same_again(source: str, row: int, message: str) -> bool:
     """Whether ruff's F811 ``message`` on ``row`` is an import of what the first import of
     the name already bound: pykwalify 1.8's ``types.py`` says ``import re`` twice. Worth
     a word (delete the copy), but nothing is lost, unlike a function defined over another."""
+    found = _redefinition(source, message)
+    if found is None:
+        return False
+    tree, name, first = found
+    bound = _imports_binding(tree, name)
+    return first in bound and bound.get(first) == bound.get(row)
+
+
+def _redefinition(source: str, message: str) -> tuple[ast.Module, str, int] | None:
+    """The parsed source, the name and the line of its first binding that ruff's F811
+    ``message`` names; None if it names none or the source does not parse."""
     match = _REDEFINED.search(message)
     tree = parse_source(source) if match else None
     if match is None or tree is None:
-        return False
-    name, first = match.group(1), int(match.group(2))
-    bound = {
+        return None
+    return tree, match.group(1), int(match.group(2))
+
+
+def _imports_binding(tree: ast.Module, name: str) -> dict[int, str]:
+    """Line → what the import statement there binds to ``name`` (see :func:`_imported_as`)."""
+    return {
         node.lineno: target
         for node in ast.walk(tree)
         if isinstance(node, ast.Import | ast.ImportFrom)
-        and node.lineno in (first, row)
         and (target := _imported_as(node, name)) is not None
     }
-    return first in bound and bound.get(first) == bound.get(row)
 
 
 # Words that put a hash to a security use: what bandit's S324 is about. ``key`` is left out
