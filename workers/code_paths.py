@@ -18,8 +18,10 @@ _EXAMPLE_DIRS = frozenset({"examples", "example", "demo", "demos", "docs_src", "
 
 def is_test_path(path: str, test_roots: Collection[str] = ()) -> bool:
     """A test file: under ``tests/``/``test/``, ``test_*.py``, ``*_test.py``, ``conftest.py``,
-    ``tests.py`` (a Django app's, texttable's beside its module), ``test.py`` at the root
-    (deeper, it may be a command named so: setuptools' ``command/test.py``), or in one of
+    ``tests.py`` (a Django app's, texttable's beside its module), ``test.py`` at the root or
+    in a package there or under ``src/`` (dotmap's ``dotmap/test.py``, which Kaizen's fix
+    runs as the suite; deeper, it may be a command named so: setuptools'
+    ``command/test.py``), or in one of
     ``test_roots`` (folders or files from the root: pytest's ``testpaths``)."""
     path = path.replace("\\", "/")
     parts = path.split("/")
@@ -29,6 +31,7 @@ def is_test_path(path: str, test_roots: Collection[str] = ()) -> bool:
         or any(p in _TEST_DIRS for p in parts[:-1])
         or name in ("conftest.py", "tests.py")
         or path == "test.py"
+        or (name == "test.py" and len(parts) - (parts[0] == "src") == 2)
         or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
     )
 

@@ -551,6 +551,9 @@ def test_rank_excludes_test_files_and_paths_outside_the_repo_and_limits() -> Non
         ("tests.py", True),  # texttable's, beside texttable.py
         ("polls/tests.py", True),  # a Django app's
         ("test.py", True),
+        # a package's own (dotmap's ``dotmap/test.py``), there or under src/: the suite
+        ("dotmap/test.py", True),
+        ("src/dotmap/test.py", True),
         ("setuptools/command/test.py", False),  # the `setup.py test` command
     ],
 )
