@@ -881,13 +881,7 @@ def _op_slice_bound(ctx: _Ctx) -> Iterator[_Edit]:
                 # where the fencepost is (filetype's `buf[8 + n + 1:]`)
                 undone = rank == 0 and isinstance(lower, ast.BinOp)
                 if replaced:
-                    order = (
-                        (0, -1, span[0])
-                        if first
-                        else (1, -1, span[0])
-                        if undone
-                        else (1, rank + 1, span[0])
-                    )
+                    order = (0, -1, span[0]) if first else (1, -1 if undone else rank + 1, span[0])
                     yield _Edit(order, *replaced, _change(lower_text, text))
             new = rebuilt("", upper_text)
             yield _Edit((3, 1, span[0]), span[0], span[1], new, _change(whole, new))

@@ -187,11 +187,7 @@ def _package_test_module(repo: Path) -> str | None:
     verboselogs in ``verboselogs/tests.py``, a Django app in ``app/tests.py``. pytest
     collects neither name by default; in ``python_files`` it finds them anywhere."""
     for top in (repo, repo / "src"):
-        try:
-            entries = [e for _, e in zip(range(MAX_SRC_ENTRIES), os.scandir(top), strict=False)]
-        except OSError:
-            continue
-        for entry in sorted(entries, key=lambda e: e.name):
+        for entry in sorted(_first_entries(top), key=lambda e: e.name):
             folder = Path(entry.path)
             if not (
                 entry.name.isidentifier()
@@ -207,7 +203,7 @@ def _package_test_module(repo: Path) -> str | None:
 
 def _defines_tests(path: Path) -> bool:
     """Whether ``path`` is a regular file whose start defines a test function or class."""
-    if path.is_symlink() or not path.is_file():
+    if path.is_symlink() or not _regular_file(path):
         return False
     try:
         with path.open("rb") as handle:
@@ -229,10 +225,7 @@ def src_layout(repo: Path) -> bool:
     src = Path(repo) / "src"
     if src.is_symlink() or not src.is_dir():
         return False
-    try:
-        entries = [e for _, e in zip(range(MAX_SRC_ENTRIES), os.scandir(src), strict=False)]
-    except OSError:
-        return False
+    entries = _first_entries(src)
     if any(e.name.endswith(".py") and e.name[:-3] in sys.stdlib_module_names for e in entries):
         return False
     return any(
@@ -242,13 +235,19 @@ def src_layout(repo: Path) -> bool:
 
 
 def _holds_python(folder: Path) -> bool:
+    return any(
+        e.name.endswith(".py") and e.is_file(follow_symlinks=False) for e in _first_entries(folder)
+    )
+
+
+def _first_entries(folder: Path) -> list[os.DirEntry[str]]:
+    """At most :data:`MAX_SRC_ENTRIES` entries of ``folder`` (none if it cannot be read):
+    a repository may hold a folder of a million files."""
     try:
-        return any(
-            e.name.endswith(".py") and e.is_file(follow_symlinks=False)
-            for _, e in zip(range(MAX_SRC_ENTRIES), os.scandir(folder), strict=False)
-        )
+        with os.scandir(folder) as entries:
+            return [e for _, e in zip(range(MAX_SRC_ENTRIES), entries, strict=False)]
     except OSError:
-        return False
+        return []
 
 
 def pytest_config_source(repo: Path) -> Source | None:
