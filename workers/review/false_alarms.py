@@ -220,6 +220,7 @@ import tokenize
 import unicodedata
 from collections.abc import Iterator
 
+from workers.review.secrets_scan import name_words
 from workers.review.version_guards import int_tuple
 
 __all__ = [
@@ -1630,14 +1631,8 @@ def hashes_for_no_security(source: str, row: int) -> bool:
             text = node.value
         else:
             continue
-        words.update(_identifier_words(text))
+        words.update(name_words(re.sub(r"[^\w.\-]+", " ", text)))  # prose too
     return not words & _SECURITY_WORDS
-
-
-def _identifier_words(text: str) -> list[str]:
-    """snake_case, camelCase and prose split into lower-case words."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
-    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
 
 
 # Calls that read what they are given and keep no reference to it.

@@ -184,7 +184,7 @@ _SECRET_NAME_ENDINGS = frozenset(
 _SECRET_NAME_WORDS = frozenset({"secret", "password", "passwd", "apikey", "authkey"})
 
 
-def _words(name: str) -> list[str]:
+def name_words(name: str) -> list[str]:
     """snake_case, kebab-case, dotted and camelCase names split into lower-case words."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
     spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
@@ -195,15 +195,15 @@ def spells_its_name(name: str, value: str) -> bool:
     """Whether a value is its name written out, word for word: a constant that names
     something (pydantic-extra-types' ``APPLICATION_VND_ETSI_TIMESTAMP_TOKEN =
     "application/vnd.etsi.timestamp-token"``, a MIME type) holds a label, not a secret."""
-    words = _words(name)
-    return bool(words) and _words(re.sub(r"[/+:]", " ", value)) == words
+    words = name_words(name)
+    return bool(words) and name_words(re.sub(r"[/+:]", " ", value)) == words
 
 
 def names_a_secret(name: str) -> bool:
     """Whether a name says its value is a secret: a secret word ends it (``API_KEY``,
     ``githubToken``, ``db.password``) or ``secret`` / ``password`` / ``apikey`` is one of
     its words (``client_secret_value``). ``TOKENIZER_NAME`` and ``token_type`` are not."""
-    words = _words(name)
+    words = name_words(name)
     return bool(words) and (
         words[-1] in _SECRET_NAME_ENDINGS or any(w in _SECRET_NAME_WORDS for w in words)
     )
@@ -267,7 +267,7 @@ _STAND_IN_WORDS = _SECRET_NAME_ENDINGS | {"pass", "apikey"}
 def _names_what_it_stands_for(value: str) -> bool:
     """A few plain words, one of which says what the value stands in for: kombu's tests
     pass ``"fresh_token"``, ``"session-token"``, ``"sts-secret"``, ``"TestPassword"``."""
-    words = _words(value)
+    words = name_words(value)
     return (
         0 < len(words) <= 4
         and all(word.isalpha() for word in words)
