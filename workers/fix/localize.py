@@ -372,13 +372,7 @@ def _argument_sources(source: str | None, line: int) -> list[int]:
                 inner = value.value if isinstance(value, ast.Starred) else value
                 if isinstance(inner, ast.Name):
                     passed.add(inner.id)
-    if not passed:
-        return []
-    found = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.stmt) and node.lineno < line and _binds_any(node, passed):
-            found.add(node.lineno)
-    return sorted(found)[-MAX_ARGUMENT_SOURCES:]
+    return _bound_before(function, line, passed)
 
 
 def _checked_sources(source: str | None, line: int) -> list[int]:
@@ -397,10 +391,18 @@ def _checked_sources(source: str | None, line: int) -> list[int]:
     if function is None or guard is None or not _test_lines(guard.test):
         return []  # no guard, or one that calls out: its answer is elsewhere
     read = {n.id for n in ast.walk(guard.test) if isinstance(n, ast.Name)}
+    return _bound_before(function, guard.lineno, read)
+
+
+def _bound_before(function: ast.AST, line: int, names: Collection[str]) -> list[int]:
+    """The last :data:`MAX_ARGUMENT_SOURCES` lines of ``function`` before ``line`` whose
+    statements bind one of ``names``."""
+    if not names:
+        return []
     found = {
         node.lineno
         for node in ast.walk(function)
-        if isinstance(node, ast.stmt) and node.lineno < guard.lineno and _binds_any(node, read)
+        if isinstance(node, ast.stmt) and node.lineno < line and _binds_any(node, names)
     }
     return sorted(found)[-MAX_ARGUMENT_SOURCES:]
 
