@@ -242,6 +242,19 @@ def test_a_repo_without_tests_is_told_so(sandbox: Sandbox, tmp_path: Path) -> No
     assert result.sandbox_runs == 0
 
 
+def test_a_suite_pytest_collects_nothing_from_is_told_so(sandbox: Sandbox, tmp_path: Path) -> None:
+    """A ``tests/`` folder whose files pytest does not collect: the message said "All 0
+    tests pass, so there is no failing test to fix", as if the code had been tested."""
+    (tmp_path / "app.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "checks.py").write_text("import app\n\nassert app.f() == 2\n")
+    result = FixLoop(sandbox=sandbox, memory=None).run(
+        repo="octo-org/app", issue_id="1", issue_text="f is wrong", checkout=tmp_path
+    )
+    assert not result.fixed and "no test was collected" in result.message
+    assert "fix.test_command" in result.message
+
+
 def test_kaizen_fix_cli_on_a_local_repository(
     sandbox: Sandbox, checkout: Path, tmp_path: Path
 ) -> None:

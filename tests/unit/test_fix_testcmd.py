@@ -257,3 +257,23 @@ def test_a_root_config_file_is_read_but_never_through_a_link_or_from_a_subfolder
     assert config_text(checkout, "pyproject.toml") is None
     assert config_text(checkout, "sub/setup.cfg") is None
     assert config_text(checkout, "tox.ini") is None
+
+
+def test_test_files_in_the_test_folder_under_other_names_are_collected_by_path(
+    tmp_path: Path,
+) -> None:
+    """py-ubjson keeps its ``unittest`` cases in ``test/test.py``: pytest collected none
+    of them ("All 0 tests pass"). A pattern with a folder in it names that file and no
+    ``test.py`` elsewhere; helpers and conftest files that define no tests stay out."""
+    write(tmp_path, "ubjson/__init__.py")
+    cases = "import unittest\n\n\nclass TestEncode(unittest.TestCase):\n    def test_x(self):\n"
+    write(tmp_path, "test/test.py", cases)
+    write(tmp_path, "test/units/basic.py", "def test_basic():\n    assert True\n")
+    write(tmp_path, "test/helpers.py", "def make():\n    return 1\n")
+    write(tmp_path, "test/conftest.py", "def test_in_conftest():\n    pass\n")
+    names = "test/test.py test/units/basic.py"
+    option = ("-o", f"python_files={names} test_*.py *_test.py")
+
+    found = detect_test_command(tmp_path)
+
+    assert found == TestCommand([*PYTEST, *option], "convention", PytestRun(args=option))

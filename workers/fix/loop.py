@@ -497,6 +497,14 @@ class FixLoop:
                 baseline_passed=len(baseline.passed),
                 environment_failed=set_aside,
             )
+        if not baseline.tests:
+            return FixResult(
+                False,
+                "The test command ran, but no test was collected: pytest collects "
+                "`test_*.py` and `*_test.py` files, and Kaizen also names `test.py` / "
+                "`tests.py` and the files of a `tests/` folder that define tests. Set "
+                "`fix.test_command` in .github/kaizen.yml if the tests run another way.",
+            )
         if not baseline.failed:
             return FixResult(
                 False,

@@ -13,12 +13,14 @@ Order (first hit wins):
    (``[tool.pytest.ini_options]`` or ``[tool.pytest]``), ``tox.ini`` (``[pytest]``),
    ``setup.cfg`` (``[tool:pytest]``) - all give ``python3 -m pytest`` (pytest reads its
    ``testpaths`` and options itself);
-3. conventions: a ``tests/`` or ``test/`` folder holding Python files, or
-   ``test_*.py`` / ``*_test.py`` files anywhere (virtualenvs, ``.git``, ``node_modules``
-   and build folders skipped) - ``python3 -m pytest``;
-4. a ``tests.py`` or ``test.py`` at the root that defines tests (texttable's, beside
-   ``texttable.py``): pytest collects no such file by default, so the run adds its name
-   to ``python_files`` (``-o``), which keeps node ids selectable one by one.
+3. conventions: ``test_*.py`` / ``*_test.py`` files anywhere (virtualenvs, ``.git``,
+   ``node_modules`` and build folders skipped) - ``python3 -m pytest``;
+4. test files under other names: in a ``tests/`` or ``test/`` folder (py-ubjson's
+   ``test/test.py``), or a ``tests.py`` / ``test.py`` at the root (texttable's, beside
+   ``texttable.py``) or in a package, that defines tests: pytest collects no such file
+   by default, so the run adds them to ``python_files`` (``-o``), which keeps node ids
+   selectable one by one;
+5. a ``tests/`` or ``test/`` folder holding other Python files - ``python3 -m pytest``.
 
 No tests found: ``None``.
 """
@@ -43,6 +45,7 @@ PYTEST_ARGV = ("python3", "-m", "pytest")
 MAX_CONFIG_BYTES = 1024 * 1024  # a config file bigger than this is not read
 MAX_SRC_ENTRIES = 1000  # entries of src/ (and of each folder in it) looked at
 MAX_WALK_ENTRIES = 50_000  # directory entries looked at before giving up on conventions
+MAX_NAMED_MODULES = 20  # test files named to pytest one by one (python_files)
 SKIP_DIRS = frozenset(
     {
         ".git",
@@ -158,12 +161,17 @@ def detect_test_command(repo: Path, configured: str | None = None) -> TestComman
     source = pytest_config_source(repo)
     if source is not None:
         return TestCommand(list(PYTEST_ARGV), source, PytestRun())
-    if _has_conventional_tests(repo):
+    if _has_default_test_files(repo):
         return TestCommand(list(PYTEST_ARGV), "convention", PytestRun())
+    named = _test_folder_modules(repo)
     module = _root_test_module(repo) or _package_test_module(repo)
     if module is not None:
-        option = ("-o", f"python_files={module} test_*.py *_test.py")
+        named.append(module)
+    if named:
+        option = ("-o", f"python_files={' '.join(named)} test_*.py *_test.py")
         return TestCommand([*PYTEST_ARGV, *option], "convention", PytestRun(args=option))
+    if _has_test_folder(repo):
+        return TestCommand(list(PYTEST_ARGV), "convention", PytestRun())
     return None
 
 
@@ -320,12 +328,55 @@ def is_test_file_name(name: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
-def _has_conventional_tests(repo: Path) -> bool:
-    for folder in ("tests", "test"):
-        path = repo / folder
-        if path.is_dir() and not path.is_symlink() and _walk_for(path, lambda n: n.endswith(".py")):
-            return True
-    return _walk_for(repo, is_test_file_name)
+_TEST_FOLDERS = ("tests", "test")
+
+
+def _has_default_test_files(repo: Path) -> bool:
+    """Whether pytest's default ``python_files`` find anything: the test folders are
+    looked at first, as a whole repository's walk may take long before it gets there."""
+    return any(_walk_for(folder, is_test_file_name) for folder in _test_folders(repo)) or (
+        _walk_for(repo, is_test_file_name)
+    )
+
+
+def _has_test_folder(repo: Path) -> bool:
+    return any(_walk_for(folder, lambda n: n.endswith(".py")) for folder in _test_folders(repo))
+
+
+def _test_folders(repo: Path) -> list[Path]:
+    return [
+        repo / name
+        for name in _TEST_FOLDERS
+        if (repo / name).is_dir() and not (repo / name).is_symlink()
+    ]
+
+
+def _test_folder_modules(repo: Path) -> list[str]:
+    """Files in ``tests/`` or ``test/`` that define tests under names pytest does not
+    collect (py-ubjson's ``test/test.py``, a ``tests/units.py``), as paths from the root:
+    in ``python_files`` a pattern with a folder in it is matched against the whole path,
+    so it names those files and no module of the same name elsewhere. At most
+    :data:`MAX_NAMED_MODULES` files, of the first :data:`MAX_SRC_ENTRIES` looked at."""
+    named: list[str] = []
+    looked = 0
+    for folder in _test_folders(repo):
+        for dirpath, dirnames, filenames in os.walk(folder, onerror=lambda _e: None):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and d.isidentifier())
+            for name in sorted(filenames):
+                looked += 1
+                if looked > MAX_SRC_ENTRIES or len(named) >= MAX_NAMED_MODULES:
+                    return named
+                stem, dot, suffix = name.rpartition(".")
+                path = Path(dirpath, name)
+                if (
+                    dot
+                    and suffix == "py"
+                    and stem.isidentifier()
+                    and stem not in ("conftest", "__init__")
+                    and _defines_tests(path)
+                ):
+                    named.append(path.relative_to(repo).as_posix())
+    return named
 
 
 def _walk_for(top: Path, wanted: Callable[[str], bool]) -> bool:
