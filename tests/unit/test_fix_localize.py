@@ -22,6 +22,7 @@ from workers.fix.localize import (
     GUARD_SHARE,
     LOOP_SHARE,
     REPORT_SHARE,
+    TRANSLATION_SHARE,
     CoverageDataError,
     canonical_test_id,
     case_key,
@@ -817,6 +818,74 @@ def test_the_guard_of_a_recursive_call_in_a_runaway_recursion_is_as_suspect() ->
     )
     assert {s.line: s.score for s in runaway} == {5: 1.0, 4: 1.0}
     assert suspected_from(files, 5) == {5: 1.0, 4: pytest.approx(GUARD_SHARE)}
+
+
+DECODER = (
+    "def decode_string(read, length):\n"
+    "    raw = read(length)\n"
+    "    if len(raw) <= length:\n"
+    "        raise DecoderError('String too short')\n"
+    "    return raw\n"
+    "\n"
+    "\n"
+    "def load(fp):\n"
+    "    try:\n"
+    "        return decode_string(fp.read, 3)\n"
+    "    except DecoderError as ex:\n"
+    "        raise_from(DecoderError(ex.args[0], position=fp.tell()), ex)\n"
+)
+
+
+def test_an_exception_that_translates_an_earlier_one_weighs_less_than_its_cause() -> None:
+    """py-ubjson's ``load`` turns every ``DecoderError`` into one with a position: read as
+    one traceback, that handler line was the innermost frame and came first; the guard
+    that raised "String too short" took 24 sandbox runs to reach."""
+    report = (
+        "ubjson/decoder.py:10: in load\n"
+        "    return decode_string(fp.read, 3)\n"
+        ">       raise DecoderError('String too short')\n"
+        "ubjson/decoder.py:4: DecoderError\n"
+        "\n"
+        "The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "test/test.py:51: in test_string\n"
+        "ubjson/decoder.py:12: in load\n"
+        "<string>:2: DecoderError\n"
+    )
+    suspects = from_failures(
+        [result("test/test.py::test_string", "failed", report)], {"ubjson/decoder.py": DECODER}
+    )
+    scores = {s.line: s.score for s in suspects}
+    assert scores[4] == 1.0 and scores[3] == pytest.approx(GUARD_SHARE)
+    assert scores[12] == pytest.approx(TRANSLATION_SHARE)
+    assert lines_of(suspects)[0] == ("ubjson/decoder.py", 4)
+
+
+def test_an_exception_raised_while_handling_another_for_its_own_reason_keeps_its_weight() -> None:
+    """A handler whose own line fails (a name it never bound) holds that bug; it does not
+    translate the exception it caught. In an issue's Python traceback alike."""
+    source = DECODER.replace(
+        "raise_from(DecoderError(ex.args[0], position=fp.tell()), ex)", "log(pos)"
+    )
+    issue = (
+        "Traceback (most recent call last):\n"
+        '  File "/w/ubjson/decoder.py", line 4, in decode_string\n'
+        "DecoderError: String too short\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/w/ubjson/decoder.py", line 12, in load\n'
+        "NameError: name 'pos' is not defined\n"
+    )
+
+    def traceback_scores(source: str) -> dict[int, float]:
+        suspects = from_issue_text(issue, {"ubjson/decoder.py": source})
+        return {s.line: s.score for s in suspects if s.why == "traceback in the issue"}
+
+    assert traceback_scores(source)[12] == 1.0 and traceback_scores(source)[4] == 1.0
+    translated = traceback_scores(DECODER)
+    assert translated[12] == pytest.approx(TRANSLATION_SHARE) and translated[4] == 1.0
 
 
 def test_where_a_raises_guard_got_its_names_is_suspected_with_it() -> None:

@@ -132,6 +132,14 @@ MAX_CALLEE_RETURNS = 3
 # frame and took 42 sandbox runs to reach.
 ARGUMENT_SHARE = 0.75
 MAX_ARGUMENT_SOURCES = 6  # the last assignments before the call, per caller frame
+# A chained traceback (``raise X from err``, or an exception raised while another was
+# handled) is read one exception at a time, each with its own innermost frame. One whose
+# innermost line is in an ``except`` block that raises or passes on what it caught
+# translates the earlier exception, and its frames weigh this much: the error began where
+# the first was raised. py-ubjson's ``load`` turns every ``DecoderException`` into one
+# with a position; read as one traceback, that handler line was the innermost frame and
+# outranked the ``len(raw) <= length`` guard that raised "String too short" (24th).
+TRANSLATION_SHARE = FRAME_DECAY
 # Lines of a method that shows a value (``__repr__``, ``__str__``, …) weigh this much in
 # the spectrum: pytest shows the values a failing assertion compared, so those lines run
 # in exactly the failing tests and score as high as code can (isodate's
@@ -344,6 +352,50 @@ def _traceback_lines(
             elif raising:
                 for at in _checked_sources(source, line):
                     yield path, at, score * ARGUMENT_SHARE
+
+
+def _chain_lines(
+    chain: Sequence[Sequence[tuple[list[str], int]]], files: Mapping[str, str]
+) -> Iterator[tuple[str, int, float]]:
+    """:func:`_traceback_lines` of each exception of a chain (earliest first), those of an
+    exception that translates an earlier one at :data:`TRANSLATION_SHARE`."""
+    for number, frames in enumerate(chain):
+        translates = number > 0 and bool(frames) and _translates(frames[-1], files)
+        share = TRANSLATION_SHARE if translates else 1.0
+        for path, at, score in _traceback_lines(frames, files):
+            yield path, at, score * share
+
+
+def _translates(frame: tuple[list[str], int], files: Mapping[str, str]) -> bool:
+    """Whether the frame's line is a statement of an ``except`` block that raises, or
+    that uses the exception the block caught (``raise_from(Error(…), ex)``)."""
+    paths, line = frame
+    for path in paths:
+        source = files.get(path)
+        tree = _parse_source(source) if source is not None else None
+        for handler in ast.walk(tree) if tree is not None else ():
+            if not isinstance(handler, ast.ExceptHandler):
+                continue
+            for statement in handler.body:
+                if not statement.lineno <= line <= (statement.end_lineno or statement.lineno):
+                    continue
+                inner = _innermost_statement(statement, line)
+                if isinstance(inner, ast.Raise) or any(
+                    isinstance(n, ast.Name) and n.id == handler.name for n in ast.walk(inner)
+                ):
+                    return True
+    return False
+
+
+def _innermost_statement(statement: ast.stmt, line: int) -> ast.stmt:
+    for child in ast.walk(statement):
+        if (
+            isinstance(child, ast.stmt)
+            and child.lineno <= line <= (child.end_lineno or child.lineno)
+            and child.lineno >= statement.lineno
+        ):
+            statement = child
+    return statement
 
 
 def _raises_at(source: str | None, line: int) -> bool:
@@ -717,6 +769,12 @@ def from_test_names(
 
 # --- issue text --------------------------------------------------------------------------
 _TB_HEADER = re.compile(r"^[ \t]*Traceback \(most recent call last\):", re.MULTILINE)
+# between the exceptions of a chain, in Python's tracebacks and pytest's reports alike
+_CHAIN_SEPARATOR = re.compile(
+    r"^[ \t]*(?:The above exception was the direct cause of the following exception"
+    r"|During handling of the above exception, another exception occurred):[ \t]*$",
+    re.MULTILINE,
+)
 _PY_FRAME = re.compile(r'File "([^"\n]+?\.py)", line (\d+)(?:, in ([\w<>.]+))?')
 _PATH_LINE = re.compile(
     r"(?<![\w/.\\-])((?:[A-Za-z]:)?[\w./\\-]*[\w-]\.py)(?::(\d+)|#L(\d+)(?:-L(\d+))?)"
@@ -742,16 +800,23 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
         key = (path, line, why)
         scores[key] = max(scores.get(key, 0.0), score)
 
-    # Tracebacks: within each, the innermost repository frame scores 1, outer ones decay.
+    # Tracebacks: within each, the innermost repository frame scores 1, outer ones decay;
+    # one after "The above exception was the direct cause …" continues a chain.
     starts = [m.start() for m in _TB_HEADER.finditer(text)]
     blocks = [text[a:b] for a, b in zip([0, *starts], [*starts, len(text)], strict=True)]
-    for block in blocks:
+    chains: list[list[list[tuple[list[str], int]]]] = []
+    for number, block in enumerate(blocks):
         frames: list[tuple[list[str], int]] = []
         for m in _PY_FRAME.finditer(block):
             paths = index.resolve(m.group(1))
             if paths:
                 frames.append((paths, int(m.group(2))))
-        for path, at, score in _traceback_lines(frames, files):
+        if chains and _CHAIN_SEPARATOR.search(blocks[number - 1]):
+            chains[-1].append(frames)
+        else:
+            chains.append([frames])
+    for chain in chains:
+        for path, at, score in _chain_lines(chain, files):
             add(path, at, WHY_TRACEBACK, score)
 
     # path.py:12, path.py#L12, path.py#L12-L20 (outside "File ..., line" frames).
@@ -939,13 +1004,16 @@ def from_failures(tests: Sequence[TestResult], files: Mapping[str, str]) -> list
     totals: dict[tuple[str, int], float] = defaultdict(float)
     counts: dict[tuple[str, int], int] = defaultdict(int)
     for test in failing:
-        frames: list[tuple[list[str], int]] = []
-        for raw, line in frames_of(failure_text(test)):
-            paths = [p for p in index.resolve(raw) if not is_test_path(p)]
-            if paths and line >= 1:
-                frames.append((paths, line))
+        chain: list[list[tuple[list[str], int]]] = []
+        for part in _CHAIN_SEPARATOR.split(failure_text(test)):
+            frames: list[tuple[list[str], int]] = []
+            for raw, line in frames_of(part):
+                paths = [p for p in index.resolve(raw) if not is_test_path(p)]
+                if paths and line >= 1:
+                    frames.append((paths, line))
+            chain.append(frames)
         best: dict[tuple[str, int], float] = {}
-        for path, at, score in _traceback_lines(frames, files):
+        for path, at, score in _chain_lines(chain, files):
             best[path, at] = max(best.get((path, at), 0.0), score)
         for key, score in best.items():
             totals[key] += score
