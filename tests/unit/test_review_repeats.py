@@ -198,6 +198,8 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
         finding("ruff:B007", "addict/addict.py", 170, "medium"),
         finding("ruff:RET501", "tests/test_dump.py", 546, "low"),
         finding("ruff:PLR1711", "tests/test_dump.py", 546, "low"),
+        finding("ruff:PLR1704", "intelhex/__init__.py", 777, "medium"),
+        finding("ruff:B020", "intelhex/__init__.py", 777, "medium"),
     ]
 
     posted, _ = chosen_places(findings)
@@ -205,6 +207,7 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
 
     assert sorted(posted) == [
         ("ruff:B007", "addict/addict.py", 170),
+        ("ruff:B020", "intelhex/__init__.py", 777),
         ("ruff:PERF102", "addict/addict.py", 154),
         ("ruff:PLR1711", "tests/test_dump.py", 546),
         ("ruff:UP032", "cli.py", 44),
@@ -212,4 +215,5 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
     assert sorted(strict) == [
         ("ruff:B007", "addict/addict.py", 154),
         ("ruff:B007", "addict/addict.py", 170),
+        ("ruff:B020", "intelhex/__init__.py", 777),
     ]

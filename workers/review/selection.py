@@ -64,11 +64,14 @@ CREDENTIAL_RULES = frozenset({"ruff:S105", "ruff:S106", "ruff:S107"})
 # A ruff rule → the rule that, on the same line, gives the same advice and more: a loop
 # variable unused because only a dict's values are wanted (use ``.values()``); numbered
 # format fields in a ``.format`` call that should be an f-string anyway; a ``return None``
-# that is the function's last statement (simplejson 4.3's tests drew both).
+# that is the function's last statement (simplejson 4.3's tests drew both); a loop
+# variable named like a parameter the loop's own iterable reads (intelhex 2.3's
+# ``for start, end in self[slice(start, end)].segments():`` drew PLR1704 and B020).
 SAID_BETTER_BY: dict[str, str] = {
     "ruff:B007": "ruff:PERF102",
     "ruff:UP030": "ruff:UP032",
     "ruff:RET501": "ruff:PLR1711",
+    "ruff:PLR1704": "ruff:B020",
 }
 _HIGH = severity_rank("high")
 
