@@ -858,6 +858,31 @@ def test_a_file_opened_without_a_with_is_minor_in_test_code() -> None:
     }
 
 
+def test_unpickling_what_the_same_function_pickled_is_no_remark() -> None:
+    """anytree 2.13's test of pickling support dumps a tree to a file in ``tmp_path`` and
+    loads it again; ``pickle.loads(pickle.dumps(x))`` copies. Loading what came from
+    elsewhere, or pickling only after the load, keeps the remark."""
+    source = (
+        "import pickle\n\n\n"
+        "def round_trip(root, path):\n"
+        "    with open(path, 'wb') as file:\n"
+        "        pickle.dump(root, file)\n"
+        "    with open(path, 'rb') as file:\n"
+        "        return pickle.load(file)\n\n\n"
+        "def copy(x):\n"
+        "    return pickle.loads(pickle.dumps(x))\n\n\n"
+        "def receive(sock):\n"
+        "    return pickle.loads(sock.recv(4096))\n\n\n"
+        "def cached(path, make):\n"
+        "    value = pickle.load(open(path, 'rb'))\n"
+        "    pickle.dump(make(), open(path, 'wb'))\n"
+        "    return value\n"
+    )
+    found = scan({"pkg/store.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S301"] == [16, 20]
+
+
 def test_a_frameworks_dependency_marker_in_a_default_is_no_call_to_move() -> None:
     """taskiq 0.13's docs: ``progress: ProgressTracker[str] = Depends()``; a FastAPI
     endpoint's ``db = Depends(get_db)``. The framework reads what the call returns; it

@@ -159,6 +159,10 @@ review, and reading a little more of the file settles them:
 - ``SIM115`` (``open`` outside a ``with``) where the file is kept past its function
   (stored on an object or in a container, returned or yielded): caldav 3.6's test
   servers hold a lock file open until another method closes it.
+- ``S301`` (``pickle.load``) on data the same function pickled itself before, with the
+  same module (``pickle.loads(pickle.dumps(x))``, or a ``pickle.dump`` to a file the
+  function then reads back): anytree 2.13's test of pickling support writes a tree to a
+  file in ``tmp_path`` and loads it again. The rule is about data from elsewhere.
 
 And these are right about the code but wrong about its weight:
 
@@ -1757,3 +1761,50 @@ def _extracts(statement: ast.stmt, row: int | None, *, filtered: bool) -> bool:
         and any(k.arg == "filter" for k in n.keywords) is filtered
         for n in ast.walk(statement)
     )
+
+
+_PICKLES = frozenset({"dump", "dumps", "Pickler"})
+_UNPICKLES = frozenset({"load", "loads", "Unpickler"})
+
+
+def loads_what_it_pickled(source: str, row: int) -> bool:
+    """Whether the unpickling on ``row`` (S301) reads what its own function (or the
+    module, outside one) pickled before with the same module: a round trip, the data
+    made right there (see the module docstring)."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    functions = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.lineno <= row <= (node.end_lineno or node.lineno)
+    ]
+    scope: ast.AST = functions[-1] if functions else tree
+    loads = [c for c in _module_calls(scope, _UNPICKLES) if c[0].lineno == row]
+    if not loads:
+        return False
+    dumps = _module_calls(scope, _PICKLES)
+    return all(
+        any(
+            module == load_module
+            and (
+                (dump.end_lineno or dump.lineno) < load.lineno
+                or any(dump is n for n in ast.walk(load))
+            )
+            for dump, module in dumps
+        )
+        for load, load_module in loads
+    )
+
+
+def _module_calls(scope: ast.AST, names: frozenset[str]) -> list[tuple[ast.Call, str]]:
+    """Calls ``module.name(…)`` in ``scope`` with ``name`` in ``names``, and the module."""
+    return [
+        (node, node.func.value.id)
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in names
+        and isinstance(node.func.value, ast.Name)
+    ]

@@ -59,6 +59,7 @@ from workers.review.false_alarms import (
     in_type_comments,
     joins_two_kinds,
     keeps_the_file_open,
+    loads_what_it_pickled,
     loads_with_its_own_loader,
     logs_a_handled_exception,
     loop_variable_read_after,
@@ -772,6 +773,7 @@ def _finding(
         or (code in ("E711", "E712") and compares_a_comparison(text, row, column))
         or (code == "DTZ901" and reads_a_calendar_field(text, row, column))
         or (code == "SIM115" and keeps_the_file_open(text, row, column))
+        or (code == "S301" and loads_what_it_pickled(text, row))
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
