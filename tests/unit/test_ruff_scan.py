@@ -108,11 +108,51 @@ def test_patterns_and_severities() -> None:
         ("PERF401", "low"),
         ("SIM118", "low"),
         ("UP006", "low"),
+        ("UP005", "medium"),  # removed in Python 3.12
         ("ZZZ123", "low"),
     ],
 )
 def test_rule_severity(code: str, severity: str) -> None:
     assert rule_severity(code) == severity
+
+
+def test_a_removed_unittest_alias_says_where_it_fails() -> None:
+    """parameterized 0.9's tests call ``self.assertRaisesRegexp``: "deprecated", says the
+    rule, but Python 3.12 removed it, and the test errors there. A warning that says so,
+    in test code too."""
+    source = (
+        "import unittest\n\n\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_x(self):\n"
+        "        with self.assertRaisesRegexp(ValueError, 'bad'):\n"
+        "            int('x')\n"
+    )
+    (finding,) = [f for f in scan({"tests/test_x.py": ("", source)}) if f.pattern == "ruff:UP005"]
+
+    assert finding.severity == "medium"
+    assert "raises AttributeError" in finding.message
+
+
+def test_an_import_with_an_import_error_fallback_is_no_deprecated_import_remark() -> None:
+    """parameterized 0.9 tries ``unittest.mock`` first and falls back to the ``mock``
+    backport, and imports the backport where it is installed to read its version: UP026's
+    "use ``unittest.mock``" is what the code already does. A plain ``import mock`` keeps
+    the remark."""
+    source = (
+        "try:\n"
+        "    from unittest import mock\n"
+        "except ImportError:\n"
+        "    import mock\n"
+        "try:\n"
+        "    import mock as _backport\n"
+        "except ImportError:\n"
+        "    _backport = None\n"
+        "import mock as plain\n"
+        "print(mock, _backport, plain)\n"
+    )
+    found = scan({"pkg/compat.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:UP026"] == [9]
 
 
 def test_message_has_code_fix_title_and_docs_link() -> None:

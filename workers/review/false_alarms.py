@@ -45,6 +45,10 @@ review, and reading a little more of the file settles them:
   package's own name: intervaltree 3.2's ``test/data/__init__.py`` imports its data
   modules so, to make them the package's attributes. That is what the file is for; ruff's
   own advice (``__all__`` or a redundant alias) only says so twice.
+- ``UP026``/``UP035`` (a deprecated module or import) on an import in a ``try`` that
+  catches ``ImportError``, in its body or its handler: code that works with the module
+  there or not (parameterized 0.9 tries ``unittest.mock`` first and falls back to the
+  ``mock`` backport, and reads the backport's version where it is installed).
 - ``LOG004`` (``.exception()`` outside an exception handler) in a function handed the
   exception, as for ``PLE0704``: a Flask ``errorhandler`` (flask-cors 6's example app)
   or a Starlette exception handler is called from the framework's ``except`` block.
@@ -478,6 +482,31 @@ def skips_without_it(source: str, row: int) -> bool:
                 _called_name(n) in _SKIPS for s in handler.body for n in ast.walk(s)
             ):
                 return True
+    return False
+
+
+def guarded_by_import_error(source: str, row: int) -> bool:
+    """Whether the import on ``row`` stands in a ``try`` (its body or a handler's) that
+    catches ``ImportError``: code written for the module being there or not, such as
+    parameterized 0.9's ``try: from unittest import mock`` / ``except ImportError:
+    import mock``, and its ``try: import mock as _mock_backport`` to read the backport's
+    own version. "Use ``unittest.mock``" (UP026) is what such code already does first."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try) or not any(
+            h.type is not None and any(_called_name(n) in _IMPORT_ERRORS for n in ast.walk(h.type))
+            for h in node.handlers
+        ):
+            continue
+        blocks = [node.body, *(h.body for h in node.handlers)]
+        if any(
+            isinstance(s, ast.Import | ast.ImportFrom) and _on_row(s, row)
+            for block in blocks
+            for s in block
+        ):
+            return True
     return False
 
 

@@ -48,6 +48,7 @@ from workers.review.false_alarms import (
     filters_where_python_can,
     formats_with_its_own_spec,
     formatted_as_one,
+    guarded_by_import_error,
     harmless_redefinition,
     hashes_for_no_security,
     imports_the_same_again,
@@ -257,6 +258,13 @@ _SEVERITY_BY_PREFIX: dict[str, str] = {
     "SIM115": "medium",  # open() without a context manager
     "ISC001": "medium",
     "RET503": "medium",
+    # a deprecated unittest alias (``assertEquals``, ``assertRaisesRegexp``): Python 3.12
+    # removed them all, so the test errors there (parameterized 0.9's own tests)
+    "UP005": "medium",
+}
+# What a rule's message leaves out and the reader needs to weigh it.
+CONSEQUENCES: dict[str, str] = {
+    "UP005": "Python 3.12 removed these aliases: there this call raises AttributeError.",
 }
 _DEFAULT_SEVERITY = "low"
 
@@ -774,6 +782,7 @@ def _finding(
         or (code == "DTZ901" and reads_a_calendar_field(text, row, column))
         or (code == "SIM115" and keeps_the_file_open(text, row, column))
         or (code == "S301" and loads_what_it_pickled(text, row))
+        or (code in ("UP026", "UP035") and guarded_by_import_error(text, row))
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
@@ -816,6 +825,8 @@ def _finding(
     else:
         pattern, severity = f"ruff:{code}", rule_severity(code)
         title = f"**{code}** {message}"
+        if code in CONSEQUENCES:
+            title += f" {CONSEQUENCES[code]}"
         end_row, end_column = _row_col(item.get("end_location"))
         if (
             code == "ISC001"
