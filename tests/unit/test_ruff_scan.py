@@ -155,6 +155,22 @@ def test_an_import_with_an_import_error_fallback_is_no_deprecated_import_remark(
     assert [f.line for f in found if f.pattern == "ruff:UP026"] == [9]
 
 
+def test_a_field_specifier_as_a_dataclass_default_is_no_remark() -> None:
+    """desert's ``x: datetime = desert.field(NaiveDateTime())`` returns a
+    ``dataclasses.field``; a call that makes a value still draws RUF009."""
+    source = (
+        "import dataclasses\n\nimport desert\n\n\n"
+        "@dataclasses.dataclass\n"
+        "class A:\n"
+        "    x: datetime = desert.field(NaiveDateTime())\n"
+        "    y: Config = config_field(default=1)\n"
+        "    z: list = make_list()\n"
+    )
+    found = scan({"pkg/models.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF009"] == [10]
+
+
 def test_message_has_code_fix_title_and_docs_link() -> None:
     (finding,) = scan({"a.py": ("", "import os\n")})
 

@@ -163,6 +163,10 @@ review, and reading a little more of the file settles them:
 - ``SIM115`` (``open`` outside a ``with``) where the file is kept past its function
   (stored on an object or in a container, returned or yielded): caldav 3.6's test
   servers hold a lock file open until another method closes it.
+- ``RUF009`` (a call as a dataclass default) on a call named ``field`` or ``Field`` (or
+  ending so): a field specifier, which the dataclass machinery reads, as it does
+  ``dataclasses.field``. desert's ``desert.field(NaiveDateTime())`` returns a
+  ``dataclasses.field`` carrying marshmallow metadata.
 - ``S301`` (``pickle.load``) on data the same function pickled itself before, with the
   same module (``pickle.loads(pickle.dumps(x))``, or a ``pickle.dump`` to a file the
   function then reads back): anytree 2.13's test of pickling support writes a tree to a
@@ -1837,3 +1841,21 @@ def _module_calls(scope: ast.AST, names: frozenset[str]) -> list[tuple[ast.Call,
         and node.func.attr in names
         and isinstance(node.func.value, ast.Name)
     ]
+
+
+def a_field_specifier(source: str, row: int, column: int) -> bool:
+    """Whether the call at ``row``/``column`` (RUF009, a call as a dataclass default) is
+    named ``field`` or ``Field``, or ends so (``config_field``, ``IntField``): a field
+    specifier that tells the dataclass machinery how to build the field, as
+    ``dataclasses.field`` does. desert's ``x: datetime = desert.field(NaiveDateTime())``
+    returns a ``dataclasses.field`` with marshmallow metadata; ruff knows only the
+    standard library's and attrs' by name."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (node.lineno, node.col_offset) == (row, offset):
+            name = _called_name(node.func) or ""
+            return name in ("field", "Field") or name.endswith(("_field", "Field"))
+    return False

@@ -38,6 +38,7 @@ from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     a_digest_cut_short,
+    a_field_specifier,
     a_symbol_in_prose,
     changes_what_it_iterates,
     compares_a_comparison,
@@ -782,6 +783,7 @@ def _finding(
         or (code == "DTZ901" and reads_a_calendar_field(text, row, column))
         or (code == "SIM115" and keeps_the_file_open(text, row, column))
         or (code == "S301" and loads_what_it_pickled(text, row))
+        or (code == "RUF009" and a_field_specifier(text, row, column))
         or (code in ("UP026", "UP035") and guarded_by_import_error(text, row))
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
