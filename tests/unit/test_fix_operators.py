@@ -202,6 +202,23 @@ def test_off_by_one_shifts_the_dividend_of_a_modulo_or_floor_division() -> None:
     assert_fixes(pages, "pages = (total + size - 1) // size\n", "pages", "off-by-one")
 
 
+def test_off_by_one_adjusts_a_bound_computed_from_two_values() -> None:
+    """intelhex's inclusive ``end = start + size`` lost its ``- 1`` (tobinarray gave one
+    byte too many): no literal, index or call in sight, so no candidate before. A
+    difference is a count short of its ``+ 1`` first; a joined string is no bound."""
+    end = "end = start + size\n"
+    patches = generate_patches(end, "a.py", 1, operators=["off-by-one"])
+    assert [p.after for p in patches][:2] == [
+        "end = start + size - 1\n",
+        "end = start + size + 1\n",
+    ]
+    count = "    return self.last - first\n"
+    patches = generate_patches(f"def n(self, first):\n{count}", "a.py", 2, operators=["off-by-one"])
+    assert patches[0].after.endswith("return self.last - first + 1\n")
+    joined = 'text = head + " ..."\n'
+    assert not generate_patches(joined, "a.py", 1, operators=["off-by-one"])
+
+
 def test_off_by_one_leaves_string_formatting_alone() -> None:
     afters = [p.after for p in generate_patches('msg = "%d items" % n\n', "a.py", 1)]
     assert afters  # n itself may still be a count

@@ -759,6 +759,18 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             # weekdays: `(month - 1 + step) % 12`), a ceiling division short of its `- 1`
             if not _textual(node.left):
                 targets.append((1, node.left, False))
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Add | ast.Sub)
+            and all(
+                isinstance(side, ast.Name | ast.Attribute | ast.Subscript)
+                for side in (node.left, node.right)
+            )
+            and isinstance(ctx.parents.get(node), ast.Assign | ast.AnnAssign | ast.Return)
+        ):
+            # a bound computed from two values: intelhex's inclusive `end = start + size`
+            # for `start + size - 1`, a count `last - first` short of its `+ 1`
+            targets.append((1, node, isinstance(node.op, ast.Sub)))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             # the count of a repeated sequence: `(fillvalue,) * n`, `" " * width`, padding
             # one too long or short (more-itertools' windowed padded `n` for `n - 1`)
