@@ -922,6 +922,26 @@ def test_a_guard_that_calls_out_is_not_suspected_for_its_raise() -> None:
     assert lines_of(suspects) == [("booking.py", 4)]
 
 
+def test_a_guard_that_looks_a_value_up_decides_with_the_codes_own_values() -> None:
+    """intelhex raised AddressOverlapError under ``if not self._buf.get(addr) is None:``
+    with ``addr = bin[1]*256 + bin[1]`` (for ``bin[2]``) fifteen lines up: a dict's
+    ``get`` runs no code of the project's, so the guard and where ``addr`` came from are
+    suspected as for ``len`` (not fixed in 60 sandbox runs before; 20th after)."""
+    source = (
+        "def decode(self, bin):\n"
+        "    addr = bin[1] * 256 + bin[1]\n"
+        "    for i in range(4):\n"
+        "        if not self._buf.get(addr, None) is None:\n"
+        "            raise AddressOverlapError(addr)\n"
+        "        self._buf[addr] = bin[i]\n"
+    )
+    assert suspected_from({"intelhex/__init__.py": source}, 5) == {
+        5: 1.0,
+        4: pytest.approx(GUARD_SHARE),
+        2: pytest.approx(ARGUMENT_SHARE),
+    }
+
+
 def test_a_guard_calling_a_function_of_its_module_suspects_what_that_returns() -> None:
     """idna with ``len(label) < 63``: ``if not valid_label_length(label_bytes): raise
     IDNAError("Label too long")`` holds nothing to edit, and its answer is the module's
@@ -1003,7 +1023,9 @@ def test_a_callers_argument_sources_are_suspected_when_the_innermost_frame_raise
     assert scores[14] == pytest.approx(0.8)
     # every place ``wanted`` was bound before the call, a little less than the call
     assert scores[9] == scores[11] == scores[13] == pytest.approx(0.8 * ARGUMENT_SHARE)
-    assert set(scores) == {3, 9, 11, 13, 14}
+    # and the guard, which asks a string method of the code's own value
+    assert scores[2] == pytest.approx(GUARD_SHARE)
+    assert set(scores) == {2, 3, 9, 11, 13, 14}
 
 
 def test_argument_sources_are_not_suspected_when_the_innermost_frame_does_not_raise() -> None:

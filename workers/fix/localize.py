@@ -1481,5 +1481,18 @@ def _sorted(suspects: Iterable[Suspect]) -> list[Suspect]:
 _BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 
 
+# Methods of the builtin containers and strings that only look something up: a test that
+# asks ``self._buf.get(addr) is None`` (intelhex's overlap check) or
+# ``name.startswith("_")`` decides with values of the code's own, like ``len``.
+_LOOKUP_METHODS = frozenset(
+    {"get", "keys", "values", "items", "count", "index", "find", "rfind"}
+    | {"startswith", "endswith", "isdigit", "isalpha", "isalnum", "isspace", "isupper"}
+    | {"islower", "lower", "upper", "strip", "lstrip", "rstrip"}
+)
+
+
 def _calls_a_builtin(call: ast.Call) -> bool:
+    """A builtin function, or a lookup method of a builtin container or string."""
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr in _LOOKUP_METHODS
     return isinstance(call.func, ast.Name) and call.func.id in _BUILTINS
