@@ -1145,6 +1145,35 @@ def test_the_test_of_a_while_scores_with_the_body_it_runs() -> None:
     assert lifted[5].score == pytest.approx(plain[5])
 
 
+def test_an_elif_block_is_decided_by_every_test_before_it_in_its_chain() -> None:
+    """u-msgpack-python with ``if obj > -32:`` (for ``>=``): -32 fell through to ``elif
+    obj >= -128:`` and was packed as an int8. The int8 line ran in the failing test, and
+    the ``if`` above, whose "no" sent it there, came 57th. An ``else`` block is decided
+    by the whole chain too; a block's own lines are not lifted by a test after them."""
+    source = (
+        "def pack(obj, out):\n"
+        "    if obj > -32:\n"
+        "        out.append(obj)\n"
+        "    elif obj >= -128:\n"
+        "        out.append(208)\n"
+        "    else:\n"
+        "        out.append(209)\n"
+    )
+    spectrum = {
+        "tests.test_p.test_minus_32": {("p.py", n) for n in (2, 4, 5)},
+        "tests.test_p.test_zero": {("p.py", n) for n in (2, 3)},
+        "tests.test_p.test_minus_200": {("p.py", n) for n in (2, 4, 7)},
+    }
+    failed, passed = {"test_minus_32"}, {"test_zero", "test_minus_200"}
+    plain = {s.line: s.score for s in ochiai(spectrum, failed, passed)}
+    lifted = {s.line: s for s in ochiai(spectrum, failed, passed, {"p.py": source})}
+
+    assert plain[5] == pytest.approx(1.0)
+    assert lifted[4].score == lifted[2].score == pytest.approx(GUARD_SHARE)
+    assert lifted[2].why == "ochiai 0.75 (decides whether line 5 runs)"
+    assert 3 not in lifted and 7 not in lifted
+
+
 @pytest.mark.parametrize(
     ("path", "is_example"),
     [

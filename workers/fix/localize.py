@@ -1230,9 +1230,12 @@ def _with_deciding_lines(suspects: list[Suspect], files: Mapping[str, str]) -> l
 @functools.lru_cache(maxsize=32)
 def _deciding_tests(source: str) -> dict[int, tuple[tuple[int, ...], float]]:
     """First line of each statement → the lines of the test of the innermost ``if`` whose
-    body or ``else`` holds it, within its function (see :func:`_test_lines`), with
-    :data:`GUARD_SHARE`; or of the iterable of the innermost ``for`` whose body holds
-    it, or the test of the innermost ``while``, with :data:`LOOP_SHARE`: webcolors'
+    body or ``else`` holds it, and of the tests of the ``if``/``elif`` before it in its
+    chain (u-msgpack-python packed -32 as an int8 under ``elif obj >= -2**(8 - 1):``
+    because ``if obj > -32:`` above it said no), within its function (see
+    :func:`_test_lines`), with :data:`GUARD_SHARE`; or of the iterable of the
+    innermost ``for`` whose body holds it, or the test of the innermost ``while``, with
+    :data:`LOOP_SHARE`: webcolors'
     ``while length > 2 and (red[0] == "0" and green[0] == "0" or blue[0] == "0"):``
     strips the zeros its body strips, and only the spectrum of the body said so."""
     tree = _parse_source(source)
@@ -1247,7 +1250,7 @@ def _deciding_tests(source: str) -> dict[int, tuple[tuple[int, ...], float]]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 visit(ast.iter_child_nodes(child), ((), 0.0))
             elif isinstance(child, ast.If):
-                visit(ast.iter_child_nodes(child), (_test_lines(child.test), GUARD_SHARE))
+                visit_if(child, ())
             elif isinstance(child, ast.For | ast.AsyncFor):
                 visit(child.body, (_test_lines(child.iter), LOOP_SHARE))
                 visit(child.orelse, deciding)
@@ -1256,6 +1259,17 @@ def _deciding_tests(source: str) -> dict[int, tuple[tuple[int, ...], float]]:
                 visit(child.orelse, deciding)
             else:
                 visit(ast.iter_child_nodes(child), deciding)
+
+    def visit_if(node: ast.If, earlier: tuple[int, ...]) -> None:
+        # an ``elif``'s (or ``else``'s) block runs because every test before it failed
+        lines = tuple(dict.fromkeys((*_test_lines(node.test), *earlier)))
+        visit(node.body, (lines, GUARD_SHARE))
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            if lines:
+                found.setdefault(node.orelse[0].lineno, (lines, GUARD_SHARE))
+            visit_if(node.orelse[0], lines)
+        else:
+            visit(node.orelse, (lines, GUARD_SHARE))
 
     visit(ast.iter_child_nodes(tree), ((), 0.0))
     return found
