@@ -942,6 +942,62 @@ def test_a_guard_that_looks_a_value_up_decides_with_the_codes_own_values() -> No
     }
 
 
+WALKER_SOURCE = """\
+class Walker:
+    @staticmethod
+    def walk(start, end):
+        common = Walker.__calc_common(start.path, end.path)
+        size = len(common)
+        if start is common[-1]:
+            return (), common[-1], size
+        return start.path[size:], common[-1], size
+
+    @staticmethod
+    def __calc_common(start, end):
+        return tuple(si for si, ei in zip(start, end) if si is not ei)
+"""
+
+
+def test_where_a_value_the_failing_line_indexes_came_from_is_suspected() -> None:
+    """anytree's ``if start is common[-1]:`` raised IndexError: ``common`` was empty,
+    made two lines up by a helper of the class whose ``if si is not ei`` (for ``is``)
+    kept nothing. The line binding it is suspected as a raise's guard sources are, and
+    the helper's return, one call further, a little less (not fixed in 60 runs before).
+    A runaway recursion keeps to its call and guard."""
+    report = 'File "/w/anytree/walker.py", line 6, in walk\nIndexError: tuple index out of range\n'
+    suspects = from_failures(
+        [result("tests/test_walker.py::test_walker", "failed", report)],
+        {"anytree/walker.py": WALKER_SOURCE},
+    )
+    scores = {s.line: s.score for s in suspects}
+    assert scores == {
+        6: 1.0,
+        4: pytest.approx(ARGUMENT_SHARE),
+        12: pytest.approx(ARGUMENT_SHARE * 0.8),
+    }
+
+
+def test_an_assert_in_the_code_is_a_raise_whose_test_is_its_guard() -> None:
+    """An ``assert`` that fails raises as a ``raise`` under ``if not …`` does: the names
+    its test reads were bound by lines as suspect as the assert, and callers' argument
+    sources are suspected with the call."""
+    source = (
+        "def walk(start, end):\n"
+        "    common = calc_common(start, end)\n"
+        "    assert common[0] is start\n"
+        "    return common\n"
+        "\n"
+        "\n"
+        "def calc_common(start, end):\n"
+        "    return tuple(s for s in start if s is not end)\n"
+    )
+    assert suspected_from({"pkg/walker.py": source}, 3) == {
+        3: 1.0,
+        2: pytest.approx(ARGUMENT_SHARE),
+        8: pytest.approx(ARGUMENT_SHARE * 0.8),
+    }
+
+
 def test_a_guard_calling_a_function_of_its_module_suspects_what_that_returns() -> None:
     """idna with ``len(label) < 63``: ``if not valid_label_length(label_bytes): raise
     IDNAError("Label too long")`` holds nothing to edit, and its answer is the module's

@@ -345,13 +345,17 @@ def _traceback_lines(
             guard_share = RECURSION_GUARD_SHARE if recursing and depth == 0 else GUARD_SHARE
             for at, share in _with_guard(source, line, guard_share):
                 yield path, at, score * share
-            if raising and depth > 0:
-                for at in _argument_sources(source, line):
-                    if at != line:
-                        yield path, at, score * ARGUMENT_SHARE
+            if depth:
+                sources = _argument_sources(source, line) if raising else []
             elif raising:
-                for at in _checked_sources(source, line):
+                sources = _checked_sources(source, line)
+            else:
+                sources = [] if recursing else _indexed_sources(source, line)
+            for at in sources:
+                if at != line:
                     yield path, at, score * ARGUMENT_SHARE
+            for at in _returns_feeding(source, sources):
+                yield path, at, score * ARGUMENT_SHARE * FRAME_DECAY
 
 
 def _chain_lines(
@@ -399,9 +403,12 @@ def _innermost_statement(statement: ast.stmt, line: int) -> ast.stmt:
 
 
 def _raises_at(source: str | None, line: int) -> bool:
+    """Whether ``line`` is in a ``raise``, or an ``assert`` (which raises when its test
+    says no: anytree's ``assert common[0] is start.root``)."""
     tree = _parse_source(source) if source is not None else None
     return tree is not None and any(
-        isinstance(node, ast.Raise) and node.lineno <= line <= (node.end_lineno or node.lineno)
+        isinstance(node, ast.Raise | ast.Assert)
+        and node.lineno <= line <= (node.end_lineno or node.lineno)
         for node in ast.walk(tree)
     )
 
@@ -439,11 +446,90 @@ def _checked_sources(source: str | None, line: int) -> list[int]:
     if tree is None:
         return []
     function = _innermost_function(tree, line)
-    guard = _guard(tree, line)
+    asserted = _assert_at(tree, line)
+    guard = asserted or _guard(tree, line)
     if function is None or guard is None or not _test_lines(guard.test):
         return []  # no guard, or one that calls out: its answer is elsewhere
     read = {n.id for n in ast.walk(guard.test) if isinstance(n, ast.Name)}
     return _bound_before(function, guard.lineno, read)
+
+
+def _indexed_sources(source: str | None, line: int) -> list[int]:
+    """The lines before ``line``, in its function, that bind a name ``line`` indexes or
+    reads an attribute of (a method it calls aside): where the innermost frame failed on
+    ``common[-1]`` (IndexError) or ``node.parent`` (AttributeError) rather than raising,
+    the value was as likely wrong as the line. anytree's ``if start is common[-1]:``
+    found ``common`` empty, made two lines up by a helper whose ``if si is not ei`` kept
+    nothing."""
+    tree = _parse_source(source) if source is not None else None
+    if tree is None:
+        return []
+    function = _innermost_function(tree, line)
+    statement = _statement_at(tree, line)
+    if function is None or statement is None:
+        return []
+    parts = [
+        part
+        for part in ast.iter_child_nodes(statement)
+        if not isinstance(part, ast.stmt | ast.excepthandler | ast.match_case)
+    ]
+    called = {
+        id(node.func) for part in parts for node in ast.walk(part) if isinstance(node, ast.Call)
+    }
+    names = {
+        node.value.id
+        for part in parts
+        for node in ast.walk(part)
+        if isinstance(node, ast.Subscript | ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and id(node) not in called  # a method called: its answer is the method's
+    }
+    return _bound_before(function, statement.lineno, names - {"self", "cls"})
+
+
+def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost statement whose own lines (not a nested block's) hold ``line``."""
+    return max(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.stmt)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ),
+        key=lambda node: node.lineno,
+        default=None,
+    )
+
+
+def _assert_at(tree: ast.Module, line: int) -> ast.Assert | None:
+    return next(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assert)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ),
+        None,
+    )
+
+
+def _returns_feeding(source: str | None, lines: Collection[int]) -> list[int]:
+    """The ``return`` lines of the module's functions (or its class's methods) whose
+    result the statements starting on ``lines`` assign: anytree's ``common =
+    Walker.__calc_common(startpath, endpath)`` holds nothing wrong, the generator it
+    returns (``if si is not ei`` for ``is``) does."""
+    tree = _parse_source(source) if source is not None else None
+    if tree is None or not lines:
+        return []
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+            and node.lineno in lines
+            and node.value is not None
+        ):
+            found.update(_callee_returns(tree, node.value, node.lineno))
+    return sorted(found)
 
 
 def _bound_before(function: ast.AST, line: int, names: Collection[str]) -> list[int]:
@@ -503,7 +589,7 @@ def _with_guard(
     guard = _guard(tree, line) if tree is not None else None
     if tree is None or guard is None:
         return [(line, 1.0)]
-    deciding = _test_lines(guard.test) or _callee_returns(tree, guard)
+    deciding = _test_lines(guard.test) or _callee_returns(tree, guard.test, guard.lineno)
     return [(line, 1.0), *((at, guard_share) for at in deciding if at != line)]
 
 
@@ -536,10 +622,10 @@ def _guard(tree: ast.Module, line: int) -> ast.If | ast.While | None:
     return guard
 
 
-def _callee_returns(tree: ast.Module, guard: ast.If | ast.While) -> tuple[int, ...]:
+def _callee_returns(tree: ast.Module, expression: ast.AST, line: int) -> tuple[int, ...]:
     """The ``return`` lines of the functions of the module (``name(…)``) or methods of
-    the guard's class (``self.name(…)``) its test calls, each with at most
-    :data:`MAX_CALLEE_RETURNS` of them."""
+    the class around ``line`` (``self.name(…)``, ``Class.name(…)``) that ``expression``
+    calls, each with at most :data:`MAX_CALLEE_RETURNS` of them."""
     functions = {
         node.name: node
         for node in tree.body
@@ -550,7 +636,7 @@ def _callee_returns(tree: ast.Module, guard: ast.If | ast.While) -> tuple[int, .
             node
             for node in ast.walk(tree)
             if isinstance(node, ast.ClassDef)
-            and node.lineno <= guard.lineno <= (node.end_lineno or node.lineno)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
         ),
         key=lambda node: node.lineno,
         default=None,
@@ -561,14 +647,15 @@ def _callee_returns(tree: ast.Module, guard: ast.If | ast.While) -> tuple[int, .
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     }
     lines: list[int] = []
-    for call in ast.walk(guard.test):
+    receivers = {"self", "cls", owner.name} if owner is not None else set()
+    for call in ast.walk(expression):
         if not isinstance(call, ast.Call):
             continue
         func = call.func
         if isinstance(func, ast.Name):
             callee = functions.get(func.id)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            callee = methods.get(func.attr) if func.value.id in ("self", "cls") else None
+            callee = methods.get(func.attr) if func.value.id in receivers else None
         else:
             callee = None
         if callee is None:
