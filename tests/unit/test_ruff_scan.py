@@ -171,6 +171,40 @@ def test_a_field_specifier_as_a_dataclass_default_is_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:RUF009"] == [10]
 
 
+def test_a_comparison_of_an_operator_dsl_is_no_pointless_comparison() -> None:
+    """grappa's tests: ``error | should.raise_error(AssertionError) > should.equal('foo')``
+    does its work in the overloaded operators. A forgotten ``assert`` keeps B015."""
+    source = (
+        "def test_raises(should, error, result):\n"
+        "    error | should.raise_error(AssertionError) > should.equal('foo')\n"
+        "    result.count() == 3\n"
+    )
+    found = scan({"tests/raises_test.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B015"] == [3]
+
+
+def test_a_file_left_open_by_a_scripts_main_block_is_minor() -> None:
+    """hexdump's command line: ``hexdump(open(args[0], 'rb'))`` under ``if __name__ ==
+    '__main__':`` runs once, and the exit closes the file. In a function it stays a
+    warning."""
+    source = (
+        "import sys\n\n\n"
+        "def dump(path):\n"
+        "    f = open(path, 'rb')\n"
+        "    return f.read()\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    f = open(sys.argv[1], 'rb')\n"
+        "    print(f.read())\n"
+    )
+    found = scan({"hexdump.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:SIM115"] == [
+        (5, "medium"),
+        (10, "low"),
+    ]
+
+
 def test_message_has_code_fix_title_and_docs_link() -> None:
     (finding,) = scan({"a.py": ("", "import os\n")})
 

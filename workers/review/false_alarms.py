@@ -167,6 +167,9 @@ review, and reading a little more of the file settles them:
   ending so): a field specifier, which the dataclass machinery reads, as it does
   ``dataclasses.field``. desert's ``desert.field(NaiveDateTime())`` returns a
   ``dataclasses.field`` carrying marshmallow metadata.
+- ``B015`` (a comparison standing alone) that pipes a value into a call with ``|``,
+  ``>>``, ``&``: an assertion library's overloaded operators at work (grappa's tests:
+  ``error | should.raise_error(AssertionError) > should.equal('foo')``).
 - ``S301`` (``pickle.load``) on data the same function pickled itself before, with the
   same module (``pickle.loads(pickle.dumps(x))``, or a ``pickle.dump`` to a file the
   function then reads back): anytree 2.13's test of pickling support writes a tree to a
@@ -207,6 +210,10 @@ And these are right about the code but wrong about its weight:
   and FIPS builds of OpenSSL refuse md5 without it. A whole digest in a function that
   names nothing a hash protects (no password, token, signature, salt, session) is a
   fingerprint, xhtml2pdf's font files told apart: a warning, not "important".
+
+- ``SIM115`` (``open`` outside a ``with``) in the ``if __name__ == "__main__":`` block:
+  a script's one run, whose files the interpreter's exit closes (hexdump's command
+  line). Minor, as in test code.
 
 - ``B006`` (mutable default) on a parameter the function only reads (py-cpuinfo 9's
   ``acceptable_values={}``, only looked up): minor, as nothing changes the shared value.
@@ -1859,3 +1866,51 @@ def a_field_specifier(source: str, row: int, column: int) -> bool:
             name = _called_name(node.func) or ""
             return name in ("field", "Field") or name.endswith(("_field", "Field"))
     return False
+
+
+_OVERLOADABLE = (ast.BitOr, ast.BitAnd, ast.BitXor, ast.RShift, ast.LShift, ast.MatMult)
+
+
+def an_operator_dsl(source: str, row: int) -> bool:
+    """Whether the comparison standing alone on ``row`` (B015) pipes a value into a call
+    with ``|``, ``>>``, ``&``, … : an assertion library's or a pipeline's overloaded
+    operators, which do their work when evaluated. grappa's tests write
+    ``error | should.raise_error(AssertionError) > should.equal('foo')``; plain values
+    are not combined so and then compared for nothing."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Expr) and _on_row(node, row)):
+            continue
+        if not isinstance(node.value, ast.Compare):
+            continue
+        for inner in ast.walk(node.value):
+            if (
+                isinstance(inner, ast.BinOp)
+                and isinstance(inner.op, _OVERLOADABLE)
+                and any(isinstance(side, ast.Call) for side in (inner.left, inner.right))
+            ):
+                return True
+    return False
+
+
+def in_the_main_block(source: str, row: int) -> bool:
+    """Whether ``row`` is in the module's ``if __name__ == "__main__":`` block: code that
+    runs once when the file is a script, whose open files the interpreter's exit closes
+    (hexdump 3.3's ``hexdump(open(args[0], 'rb'))``)."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    return any(
+        isinstance(node, ast.If)
+        and node.lineno < row <= (node.end_lineno or node.lineno)
+        and isinstance(node.test, ast.Compare)
+        and {
+            n.id if isinstance(n, ast.Name) else n.value
+            for n in (node.test.left, *node.test.comparators)
+            if isinstance(n, ast.Name) or (isinstance(n, ast.Constant) and isinstance(n.value, str))
+        }
+        == {"__name__", "__main__"}
+        for node in tree.body
+    )

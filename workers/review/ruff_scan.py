@@ -40,6 +40,7 @@ from workers.review.false_alarms import (
     a_digest_cut_short,
     a_field_specifier,
     a_symbol_in_prose,
+    an_operator_dsl,
     changes_what_it_iterates,
     compares_a_comparison,
     compares_with_a_supported_python,
@@ -58,6 +59,7 @@ from workers.review.false_alarms import (
     in_an_assert,
     in_its_own_script,
     in_the_librarys_own_package,
+    in_the_main_block,
     in_type_comments,
     joins_two_kinds,
     keeps_the_file_open,
@@ -752,6 +754,7 @@ def _finding(
         (code == "PLW0127" and self_assigned_builtin(message, frozenset(NEWER_BUILTINS)))
         or (code == "S610" and not_djangos_extra(text, row))
         or (code in ("B015", "B018") and raises_on_purpose(text, row))
+        or (code == "B015" and an_operator_dsl(text, row))
         or (code == "B018" and reads_a_property(text, row, in_tests))
         or (code == "PLE0704" and reraises_a_handled_exception(text, row))
         or (code == "LOG004" and logs_a_handled_exception(text, row))
@@ -862,6 +865,8 @@ def _finding(
             severity = "low"  # a shared default nothing changes
         elif code == "S202" and filters_where_python_can(text, row):
             severity = "low"  # the fallback where ``filter=`` is missing
+        elif code == "SIM115" and in_the_main_block(text, row):
+            severity = "low"  # a script's one run: its exit closes the file
         elif code == "S506" and loads_with_its_own_loader(text, row):
             severity = "low"  # a Loader ruff cannot see into: omegaconf's is a BaseLoader
     parts = [title]
