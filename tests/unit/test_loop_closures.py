@@ -73,6 +73,26 @@ def same_name_elsewhere(cases):
             return other.name
         handlers = [check]
     return handlers
+
+
+def threads_joined(rounds):
+    for round in rounds:
+        results = {}
+        def worker(tid):
+            results[tid] = round.ping()
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=20)
+
+
+def threads_left_running(rounds):
+    for round in rounds:
+        def pinger():
+            return round.pong()
+        threading.Thread(target=pinger).start()
+        print(", ".join(round.names))
 """
 LINES = SOURCE.splitlines()
 
@@ -90,6 +110,7 @@ def _row(text: str, nth: int = 0) -> int:
         ("run(fn=lambda: case.unit)", "passed"),
         ("run(callbacks=[lambda n: case.seen.append(n)])", "passed"),
         ("get = lambda: case.name", "called"),
+        ("results[tid] = round.ping()", "passed"),  # ping3's threads, joined in the round
     ],
 )
 def test_a_function_run_in_its_iteration(text: str, use: str) -> None:
@@ -105,6 +126,7 @@ def test_a_function_run_in_its_iteration(text: str, use: str) -> None:
         ("return case.name", 1),  # called in the loop's else and after it
         ("return case.name", 2),  # returned
         ("return case.name", 3),  # another function of that name is kept
+        ("return round.pong()", 0),  # a thread no join waits for (a str.join is none)
     ],
 )
 def test_a_function_that_may_outlive_its_iteration(text: str, nth: int) -> None:

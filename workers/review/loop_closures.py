@@ -11,6 +11,8 @@ flags both. Tests make them all the time: a case loop, ``with self.subTest(…)`
 - One that is also passed to a call (``assert_near_linear(self, render, …)``) is run in
   the iteration unless the callee keeps it (a callback registry, a thread). In test code
   the helpers run what they are handed; elsewhere the remark stays.
+- A thread's (or process's) target, when the loop body joins threads after making it,
+  is run in the iteration too: the join waits for it.
 
 Anything else keeps the remark: the function decorated (a decorator may register it),
 stored, returned, yielded, put in a container, or named after the loop.
@@ -164,11 +166,51 @@ def _uses_of(name: str, made: ast.AST, parents: dict[int, ast.AST], tree: ast.Mo
         parent = parents.get(id(node))
         if isinstance(parent, ast.Call) and parent.func is node:
             continue
-        if _handed_over(node, parents):
+        if _handed_over(node, parents) or _a_thread_joined_in(node, loop, parents):
             use = "passed"
             continue
         return None
     return use
+
+
+_THREADS = frozenset({"Thread", "Process"})
+
+
+def _a_thread_joined_in(node: ast.AST, loop: _Loop, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``node`` is the target of a thread (or process) made in the loop's body,
+    which joins threads later in that body: the function runs in the iteration that
+    made it (ping3 1.x's tests start four pinging threads per round and join them before
+    the next round reads the results)."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(id(parent))
+    if not isinstance(parent, ast.Call):
+        return False
+    func = parent.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name not in _THREADS:
+        return False
+    return any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "join"
+        and call.lineno > parent.lineno
+        and _waits(call)
+        for statement in loop.body
+        for call in ast.walk(statement)
+    )
+
+
+def _waits(call: ast.Call) -> bool:
+    """A thread's ``join()``, ``join(timeout=…)`` or ``join(20)``, not ``", ".join(words)``."""
+    if not call.args:
+        return True
+    (argument,) = call.args[:1]
+    return (
+        len(call.args) == 1
+        and isinstance(argument, ast.Constant)
+        and (isinstance(argument.value, int | float) and not isinstance(argument.value, bool))
+    )
 
 
 def _handed_over(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
