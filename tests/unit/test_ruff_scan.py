@@ -205,6 +205,24 @@ def test_a_file_left_open_by_a_scripts_main_block_is_minor() -> None:
     ]
 
 
+def test_an_unused_counter_of_a_range_loop_is_minor() -> None:
+    """ping3's tests: ``for round_idx in range(num_rounds):`` repeats a round; an unused
+    item of a loop over data stays a warning."""
+    source = (
+        "def rounds(n, items):\n"
+        "    for round_idx in range(n):\n"
+        "        print('round')\n"
+        "    for key, item in items:\n"
+        "        print(item)\n"
+    )
+    found = scan({"pkg/rounds.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:B007"] == [
+        (2, "low"),
+        (4, "medium"),
+    ]
+
+
 def test_message_has_code_fix_title_and_docs_link() -> None:
     (finding,) = scan({"a.py": ("", "import os\n")})
 

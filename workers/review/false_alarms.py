@@ -215,6 +215,10 @@ And these are right about the code but wrong about its weight:
   a script's one run, whose files the interpreter's exit closes (hexdump's command
   line). Minor, as in test code.
 
+- ``B007`` (loop variable unused) on a loop over a ``range``: "do this n times" (ping3's
+  tests' ``for round_idx in range(num_rounds):``); minor, where a loop over data that
+  leaves its item unused may be a bug.
+
 - ``B006`` (mutable default) on a parameter the function only reads (py-cpuinfo 9's
   ``acceptable_values={}``, only looked up): minor, as nothing changes the shared value.
 
@@ -1913,4 +1917,19 @@ def in_the_main_block(source: str, row: int) -> bool:
         }
         == {"__name__", "__main__"}
         for node in tree.body
+    )
+
+
+def repeats_a_number_of_times(source: str, row: int) -> bool:
+    """Whether the loop on ``row`` (B007, its variable unused) iterates a ``range``: "do
+    this n times", where the count is the point and the index is not (ping3's tests:
+    ``for round_idx in range(num_rounds):``). Renaming it ``_`` says so; worth a word,
+    not a warning, as an unused variable of a loop over data may be."""
+    tree = parse_source(source)
+    return tree is not None and any(
+        isinstance(node, ast.For | ast.AsyncFor)
+        and node.lineno == row
+        and isinstance(node.iter, ast.Call)
+        and _called_name(node.iter.func) == "range"
+        for node in ast.walk(tree)
     )

@@ -75,6 +75,7 @@ from workers.review.false_alarms import (
     reads_a_calendar_field,
     reads_a_property,
     reexported_by_its_package,
+    repeats_a_number_of_times,
     reraises_a_handled_exception,
     return_code_read,
     runs_code_written_here,
@@ -865,6 +866,8 @@ def _finding(
             severity = "low"  # a shared default nothing changes
         elif code == "S202" and filters_where_python_can(text, row):
             severity = "low"  # the fallback where ``filter=`` is missing
+        elif code == "B007" and repeats_a_number_of_times(text, row):
+            severity = "low"  # for _ in range(n): the count is the point
         elif code == "SIM115" and in_the_main_block(text, row):
             severity = "low"  # a script's one run: its exit closes the file
         elif code == "S506" and loads_with_its_own_loader(text, row):
