@@ -223,6 +223,21 @@ def test_an_unused_counter_of_a_range_loop_is_minor() -> None:
     ]
 
 
+def test_importing_the_debugger_is_no_remark_stopping_in_it_is() -> None:
+    """asyncclick's test runner imports ``pdb`` to patch ``pdb.Pdb.__init__``: T100 said
+    "Import for `pdb` found". A call that stops in the debugger has its own T100."""
+    source = (
+        "import pdb\n\n\n"
+        "def patch():\n"
+        "    pdb.Pdb.__init__ = None\n\n\n"
+        "def debug():\n"
+        "    pdb.set_trace()\n"
+    )
+    found = scan({"pkg/testing.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:T100"] == [9]
+
+
 def test_message_has_code_fix_title_and_docs_link() -> None:
     (finding,) = scan({"a.py": ("", "import os\n")})
 

@@ -756,6 +756,10 @@ def _finding(
         or (code == "S610" and not_djangos_extra(text, row))
         or (code in ("B015", "B018") and raises_on_purpose(text, row))
         or (code == "B015" and an_operator_dsl(text, row))
+        # the debugger's import: a call that stops in it is a T100 of its own, and a module
+        # that uses pdb otherwise (asyncclick's CliRunner patches ``pdb.Pdb.__init__``)
+        # stops nothing
+        or (code == "T100" and message.startswith("Import for"))
         or (code == "B018" and reads_a_property(text, row, in_tests))
         or (code == "PLE0704" and reraises_a_handled_exception(text, row))
         or (code == "LOG004" and logs_a_handled_exception(text, row))
