@@ -13,7 +13,10 @@ __all__ = ["is_build_script", "is_example_path", "is_test_path"]
 
 _TEST_DIRS = frozenset({"tests", "test"})
 _BUILD_SCRIPTS = frozenset({"setup.py", "noxfile.py"})
-_EXAMPLE_DIRS = frozenset({"examples", "example", "demo", "demos", "docs_src", "doc", "docs"})
+_EXAMPLE_DIRS = frozenset(
+    {"examples", "example", "demo", "demos", "docs_src", "doc", "docs"}
+    | {"tutorial", "tutorials", "samples", "presentations"}
+)
 
 
 def is_test_path(path: str, test_roots: Collection[str] = ()) -> bool:
@@ -37,8 +40,9 @@ def is_test_path(path: str, test_roots: Collection[str] = ()) -> bool:
 
 
 def is_example_path(path: str) -> bool:
-    """Example or documentation code: a file under ``examples/``, ``example/``, ``demo/``
-    or ``docs/`` at any depth (pony's ``pony/orm/examples/``). It shows readers how to
+    """Example or documentation code: a file under ``examples/``, ``example/``, ``demo/``,
+    ``docs/``, ``tutorial/``, ``samples/`` or ``presentations/`` (eliot's talks' demo
+    scripts) at any depth (pony's ``pony/orm/examples/``). It shows readers how to
     use the project and runs on their machines, like a test."""
     parts = path.replace("\\", "/").split("/")
     return any(p in _EXAMPLE_DIRS for p in parts[:-1])

@@ -1237,6 +1237,8 @@ def test_an_elif_block_is_decided_by_every_test_before_it_in_its_chain() -> None
         ("pony/orm/examples/university1.py", True),
         ("docs/conf.py", True),
         ("demo/run.py", True),
+        ("presentations/dask/badmath.py", True),  # eliot's talks' demo scripts
+        ("tutorial/step1.py", True),
         ("pkg/example.py", False),  # a module named so, not a folder of examples
         ("pkg/examples_util.py", False),
     ],
