@@ -238,6 +238,21 @@ def test_importing_the_debugger_is_no_remark_stopping_in_it_is() -> None:
     assert [f.line for f in found if f.pattern == "ruff:T100"] == [9]
 
 
+def test_a_string_value_of_a_literal_ruff_does_not_know_is_no_undefined_name() -> None:
+    """defopt re-exports ``typing.Literal``; its tests' ``defopt.Literal[1, "a"]`` drew
+    "undefined name ``a``". A forward reference elsewhere keeps its (minor) remark."""
+    source = (
+        "import defopt\n\n\n"
+        "def foo(x: defopt.Literal[1, 'a']):\n"
+        "    pass\n\n\n"
+        "def bar(y: 'Missing'):\n"
+        "    pass\n"
+    )
+    found = scan({"test_defopt.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:F821"] == [8]
+
+
 def test_message_has_code_fix_title_and_docs_link() -> None:
     (finding,) = scan({"a.py": ("", "import os\n")})
 

@@ -170,6 +170,9 @@ review, and reading a little more of the file settles them:
 - ``B015`` (a comparison standing alone) that pipes a value into a call with ``|``,
   ``>>``, ``&``: an assertion library's overloaded operators at work (grappa's tests:
   ``error | should.raise_error(AssertionError) > should.equal('foo')``).
+- ``F821`` (undefined name) in a string that is a value of a ``Literal[...]`` ruff does
+  not know as typing's (defopt's tests: ``defopt.Literal[1, "a"]``, "undefined name
+  ``a``"): a value, not a forward reference.
 - ``S301`` (``pickle.load``) on data the same function pickled itself before, with the
   same module (``pickle.loads(pickle.dumps(x))``, or a ``pickle.dump`` to a file the
   function then reads back): anytree 2.13's test of pickling support writes a tree to a
@@ -1933,3 +1936,26 @@ def repeats_a_number_of_times(source: str, row: int) -> bool:
         and _called_name(node.iter.func) == "range"
         for node in ast.walk(tree)
     )
+
+
+def a_literal_value(source: str, row: int, column: int) -> bool:
+    """Whether the F821 at ``row``/``column`` is inside a string that is a value of a
+    ``Literal[...]`` (``Literal`` under any module: defopt re-exports typing's, and its
+    tests write ``defopt.Literal[1, "a"]``). Ruff reads such a string as a forward
+    reference when it does not know the ``Literal`` is typing's; it names no name."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Subscript) and _called_name(node.value) == "Literal"):
+            continue
+        for value in ast.walk(node.slice):
+            if (
+                isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+                and value.lineno == row == value.end_lineno
+                and value.col_offset <= offset < (value.end_col_offset or 0)
+            ):
+                return True
+    return False

@@ -39,6 +39,7 @@ from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
     a_digest_cut_short,
     a_field_specifier,
+    a_literal_value,
     a_symbol_in_prose,
     an_operator_dsl,
     changes_what_it_iterates,
@@ -756,6 +757,7 @@ def _finding(
         or (code == "S610" and not_djangos_extra(text, row))
         or (code in ("B015", "B018") and raises_on_purpose(text, row))
         or (code == "B015" and an_operator_dsl(text, row))
+        or (code == "F821" and a_literal_value(text, row, column))
         # the debugger's import: a call that stops in it is a T100 of its own, and a module
         # that uses pdb otherwise (asyncclick's CliRunner patches ``pdb.Pdb.__init__``)
         # stops nothing
