@@ -253,6 +253,26 @@ def test_a_string_value_of_a_literal_ruff_does_not_know_is_no_undefined_name() -
     assert [f.line for f in found if f.pattern == "ruff:F821"] == [8]
 
 
+def test_an_argument_rebound_from_itself_is_minor() -> None:
+    """asyncclick's ``with _pager_contextmanager(color=color) as (stream, color):``
+    resolves the caller's ``color``; a loop that throws the argument away keeps the
+    warning."""
+    source = (
+        "def pager(color=None):\n"
+        "    with resolve(color=color) as (stream, color):\n"
+        "        print(stream, color)\n\n\n"
+        "def scan(item, items):\n"
+        "    for item in items:\n"
+        "        print(item)\n"
+    )
+    found = scan({"pkg/termui.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:PLR1704"] == [
+        (2, "low"),
+        (7, "medium"),
+    ]
+
+
 def test_message_has_code_fix_title_and_docs_link() -> None:
     (finding,) = scan({"a.py": ("", "import os\n")})
 

@@ -222,6 +222,10 @@ And these are right about the code but wrong about its weight:
   tests' ``for round_idx in range(num_rounds):``); minor, where a loop over data that
   leaves its item unused may be a bug.
 
+- ``PLR1704`` (an argument rebound) by a ``with`` or ``for`` whose own expression reads
+  it (asyncclick's ``with _pager_contextmanager(color=color) as (…, color):``): the
+  caller's value resolved to the one to use, on purpose. Minor.
+
 - ``B006`` (mutable default) on a parameter the function only reads (py-cpuinfo 9's
   ``acceptable_values={}``, only looked up): minor, as nothing changes the shared value.
 
@@ -1958,4 +1962,34 @@ def a_literal_value(source: str, row: int, column: int) -> bool:
                 and value.col_offset <= offset < (value.end_col_offset or 0)
             ):
                 return True
+    return False
+
+
+_LOCAL_NAME = re.compile(r"local name `([A-Za-z_]\w*)`")
+
+
+def rebinds_from_itself(source: str, row: int, message: str) -> bool:
+    """Whether the argument PLR1704 names is rebound on ``row`` from a value made of
+    itself: asyncclick's ``with _pager_contextmanager(color=color) as (stream, encoding,
+    color):`` resolves the ``color`` the caller gave to the one to use, on purpose. A
+    ``for`` or ``with`` that throws the argument away for something else keeps the
+    warning."""
+    found = _LOCAL_NAME.search(message)
+    tree = parse_source(source)
+    if found is None or tree is None:
+        return False
+    name = found.group(1)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With | ast.AsyncWith) and node.lineno == row:
+            sources: list[ast.AST] = [item.context_expr for item in node.items]
+        elif isinstance(node, ast.For | ast.AsyncFor) and node.lineno == row:
+            sources = [node.iter]
+        else:
+            continue
+        if any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            for source_node in sources
+            for n in ast.walk(source_node)
+        ):
+            return True
     return False

@@ -75,6 +75,7 @@ from workers.review.false_alarms import (
     raises_on_purpose,
     reads_a_calendar_field,
     reads_a_property,
+    rebinds_from_itself,
     reexported_by_its_package,
     repeats_a_number_of_times,
     reraises_a_handled_exception,
@@ -872,6 +873,8 @@ def _finding(
             severity = "low"  # a shared default nothing changes
         elif code == "S202" and filters_where_python_can(text, row):
             severity = "low"  # the fallback where ``filter=`` is missing
+        elif code == "PLR1704" and rebinds_from_itself(text, row, message):
+            severity = "low"  # the argument resolved to the value to use
         elif code == "B007" and repeats_a_number_of_times(text, row):
             severity = "low"  # for _ in range(n): the count is the point
         elif code == "SIM115" and in_the_main_block(text, row):
