@@ -273,6 +273,21 @@ def test_an_argument_rebound_from_itself_is_minor() -> None:
     ]
 
 
+def test_root_logger_calls_in_examples_and_tests_are_minor() -> None:
+    """flasgger's example apps call ``logging.warning``: a demo has no module logger to
+    configure apart. The library's own code keeps the warning."""
+    source = "import logging\n\n\ndef view():\n    logging.warning('no spec')\n"
+    found = scan(
+        {path: ("", source) for path in ("examples/app.py", "tests/test_app.py", "pkg/app.py")}
+    )
+
+    assert sorted((f.path, f.severity) for f in found if f.pattern == "ruff:LOG015") == [
+        ("examples/app.py", "low"),
+        ("pkg/app.py", "medium"),
+        ("tests/test_app.py", "low"),
+    ]
+
+
 def test_message_has_code_fix_title_and_docs_link() -> None:
     (finding,) = scan({"a.py": ("", "import os\n")})
 

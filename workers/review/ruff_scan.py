@@ -851,9 +851,7 @@ def _finding(
             )
         ):
             severity = "low"  # one text written in pieces: not a missing comma
-        elif in_tests and _minor_in_tests(code):
-            severity = "low"
-        elif _is_bandit(code) and is_example_path(path):
+        elif (in_tests or is_example_path(path)) and _minor_in_tests(code):
             severity = "low"  # bandit on example code: a password in a demo's settings
         elif _is_bandit(code) and is_build_script(path) and code not in BUILD_SCRIPT_RISKS:
             severity = "low"  # setup.py's eval of its own version line (mccabe)
@@ -973,8 +971,8 @@ def _is_bandit(code: str) -> bool:
 
 def _minor_in_tests(code: str) -> bool:
     """Bandit's rules (S), naive datetimes (DTZ), blocking calls in async functions
-    (ASYNC), B011, RUF012, PLW1641, E721 and SIM115 in test code: minor remarks, whatever they
-    are elsewhere.
+    (ASYNC), B011, RUF012, PLW1641, E721, SIM115 and LOG015 in test or example code: minor
+    remarks, whatever they are elsewhere.
 
     Test code runs on developers' machines and in CI, on inputs the tests write:
     requests unpickles its own objects, jinja2 and starlette build template environments
@@ -998,6 +996,9 @@ def _minor_in_tests(code: str) -> bool:
         "PLW1641",
         "E721",
         "SIM115",
+        # the root logger: a demo or a test has no module logger to configure apart
+        # (flasgger's examples log their warnings so)
+        "LOG015",
     )
 
 
