@@ -219,6 +219,15 @@ def test_off_by_one_adjusts_a_bound_computed_from_two_values() -> None:
     assert not generate_patches(joined, "a.py", 1, operators=["off-by-one"])
 
 
+def test_off_by_one_counts_a_position_from_the_other_end_before_other_literals() -> None:
+    """pycrc's bit-by-bit CRC with ``octet >> (8 - i)`` for ``7 - i``: the shift by ``1``
+    earlier on the line came first, and the fix 56th. A constant a loop index is taken
+    from is a position counted from the end, the classic place of the slip."""
+    buggy = "reg = ((reg << 1) & mask) | ((octet >> (8 - i)) & 0x01)\n"
+    patches = generate_patches(buggy, "a.py", 1, operators=["off-by-one"])
+    assert patches[0].after == buggy.replace("(8 - i)", "(7 - i)")
+
+
 def test_off_by_one_leaves_string_formatting_alone() -> None:
     afters = [p.after for p in generate_patches('msg = "%d items" % n\n', "a.py", 1)]
     assert afters  # n itself may still be a count

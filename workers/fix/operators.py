@@ -787,6 +787,16 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
                 continue  # the `1` inside `-1`: handled as the literal `-1`
             if isinstance(parent, ast.Slice):
                 continue  # slice bounds belong to the slice-bound operator
+            if (
+                isinstance(parent, ast.BinOp)
+                and isinstance(parent.op, ast.Sub)
+                and parent.left is node
+                and _int_value(parent.right) is None
+            ):
+                # `7 - i`: a position counted from the other end, as a bit within a
+                # byte (pycrc's `octet >> (7 - i)`) or an index from the last
+                targets.append((1, node, False))
+                continue
             if _is_offset(parent, node):
                 # `n - 1` → `n` first, then `n - 2`: bumping the `1` alone would write
                 # `n - 0`, a fix no reviewer would merge as it stands. In a slice bound
