@@ -724,6 +724,25 @@ def test_wrong_variable_guesses_kinds_from_uses() -> None:
     assert all("(a + " not in p.after and "+ a)" not in p.after for p in patches)  # a[...]
 
 
+def test_wrong_variable_tries_first_the_name_the_assigned_name_ends_in() -> None:
+    """colorful's ``rgb_to_ansi256`` with ``ansi_g = 6 * round(b / 255.0 * 5.0)``: the
+    value of ``ansi_g`` reads ``g``; ``b`` → ``g`` was the sixth of its line's names."""
+    buggy = src(
+        """
+        def rgb_to_ansi256(r, g, b):
+            ansi_r = 36 * round(r / 255.0 * 5.0)
+            ansi_g = 6 * round(b / 255.0 * 5.0)
+            ansi_b = round(b / 255.0 * 5.0)
+            return 16 + ansi_r + ansi_g + ansi_b
+        """
+    )
+    line = line_of(buggy, "ansi_g =")
+    patches = generate_patches(buggy, "a.py", line, operators=["wrong-variable"])
+    assert patches[0].after == buggy.replace(
+        "round(b / 255.0 * 5.0)\n    ansi_b", "round(g / 255.0 * 5.0)\n    ansi_b"
+    )
+
+
 def test_wrong_variable_keeps_an_object_whose_methods_are_called_from_values() -> None:
     """xmltodict's ``content_handler.ignorableWhitespace(newl)``: an object with methods of
     its own is not the depth or the newline; it may still be another such object."""

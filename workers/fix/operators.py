@@ -1506,16 +1506,23 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
             continue
         own = variables.get(node.id)
         own_kind = own.kind if own else None
+        named = _target_words(ctx, node)
 
         def score(
-            var: _Var, own: str = node.id, own_kind: str | None = own_kind
-        ) -> tuple[int, int, int, float, str]:
+            var: _Var,
+            own: str = node.id,
+            own_kind: str | None = own_kind,
+            named: frozenset[str] = named,
+        ) -> tuple[int, int, int, int, float, str]:
+            # `ansi_g = 6 * round(b / 255.0 * 5.0)`: the value of `…_g` reads `g`
+            # (colorful's rgb_to_ansi256 read `b` twice, and `b` → `g` came 41st)
+            says = 0 if var.name in named and own not in named else 1
             same = 0 if own_kind is not None and var.kind == own_kind else 1
             before = 0 if var.first_line < ctx.line else 1
             distance = var.distance(ctx.line)
             near = 0 if distance <= 2 else 1 if distance <= 10 else 2  # mix-ups are local
             similar = difflib.SequenceMatcher(None, own, var.name).ratio()
-            return same, before, near, -similar, var.name
+            return says, same, before, near, -similar, var.name
 
         candidates = sorted(
             (v for v in variables.values() if v.name != node.id and _compatible(own_kind, v.kind)),
@@ -1529,6 +1536,28 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
             yield _Edit((last + rank, span[0]), span[0], span[1], var.name, desc, dead)
     yield from _wrong_attribute(ctx)
     yield from _sibling_keyword_values(ctx)
+
+
+def _target_words(ctx: _Ctx, node: ast.AST) -> frozenset[str]:
+    """The words of the names of more than one word the statement holding ``node``
+    assigns (``ansi_g`` → ansi, g)."""
+    statement: ast.AST | None = node
+    while statement is not None and not isinstance(statement, ast.stmt):
+        statement = ctx.parents.get(statement)
+    if isinstance(statement, ast.Assign):
+        targets: list[ast.expr] = statement.targets
+    elif isinstance(statement, ast.AugAssign | ast.AnnAssign):
+        targets = [statement.target]
+    else:
+        return frozenset()
+    words: set[str] = set()
+    for target in targets:
+        for part in ast.walk(target):
+            name = part.id if isinstance(part, ast.Name) else getattr(part, "attr", None)
+            parts = [w for w in name.lower().split("_") if w] if isinstance(name, str) else []
+            if len(parts) > 1:  # `mid = (lo + lo) // 2` is not a value of `mid`
+                words.update(parts)
+    return frozenset(words)
 
 
 def _sibling_keyword_values(ctx: _Ctx) -> Iterator[_Edit]:
