@@ -288,6 +288,28 @@ def test_root_logger_calls_in_examples_and_tests_are_minor() -> None:
     ]
 
 
+def test_a_name_kept_alive_with_a_comment_and_a_deliberate_duplicate_in_tests() -> None:
+    """pottery's tests: ``basket  # Workaround for Pyflakes.`` uses the name on purpose,
+    and ``{'apple', 'orange', 'apple'}`` shows a set keeping one. A bare name without a
+    word keeps B018; a duplicate in shipped code stays a warning."""
+    source = (
+        "def test_basket(make):\n"
+        "    basket = make({'apple', 'orange', 'apple'})\n"
+        "    basket  # Workaround for Pyflakes.\n"
+        "    basket\n"
+    )
+    found = scan({path: ("", source) for path in ("tests/test_set.py", "pkg/set.py")})
+
+    assert sorted((f.path, f.line) for f in found if f.pattern == "ruff:B018") == [
+        ("pkg/set.py", 4),
+        ("tests/test_set.py", 4),
+    ]
+    assert sorted((f.path, f.severity) for f in found if f.pattern == "ruff:B033") == [
+        ("pkg/set.py", "medium"),
+        ("tests/test_set.py", "low"),
+    ]
+
+
 def test_message_has_code_fix_title_and_docs_link() -> None:
     (finding,) = scan({"a.py": ("", "import os\n")})
 

@@ -25,7 +25,8 @@ review, and reading a little more of the file settles them:
   holds for ``B015`` (a comparison standing alone): python-box 8's tests write
   ``with pytest.raises(TypeError): [] in bx`` to see an unhashable key refused.
 - ``B018`` on an attribute read standing alone, in test code or with a comment on the
-  line: a property runs code when read, and ``channel.pool  # force sync pool creation``
+  line (a bare name too, with the comment: pottery's ``basket  # Workaround for
+  Pyflakes.``): a property runs code when read, and ``channel.pool  # force sync pool creation``
   (kombu 5.7's tests) or wrapt's ``fn.__doc__`` read twice to count a factory's calls is
   the statement doing what it is there for.
 - ``PLE0704`` (a bare ``raise`` outside an ``except``) under a check that an exception
@@ -380,7 +381,9 @@ def raises_on_purpose(source: str, row: int) -> bool:
 
 def reads_a_property(source: str, row: int, in_tests: bool) -> bool:
     """Whether ``row`` holds an attribute read standing alone as a statement, in test code
-    or with a comment after it on its line (``channel.pool  # force pool creation``)."""
+    or with a comment after it on its line (``channel.pool  # force pool creation``); or
+    a bare name with such a comment (pottery's tests: ``basket  # Workaround for
+    Pyflakes.``, the name used so a linter stops calling it unused)."""
     tree = parse_source(source)
     lines = source.splitlines()
     if tree is None or not 0 < row <= len(lines):
@@ -388,12 +391,13 @@ def reads_a_property(source: str, row: int, in_tests: bool) -> bool:
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value, ast.Attribute | ast.Name)
             and node.lineno == row
             and node.end_lineno == row
         ):
             after = lines[row - 1].encode("utf-8")[node.end_col_offset or 0 :]
-            return in_tests or after.decode("utf-8", "replace").lstrip().startswith("#")
+            commented = after.decode("utf-8", "replace").lstrip().startswith("#")
+            return commented or (in_tests and isinstance(node.value, ast.Attribute))
     return False
 
 

@@ -971,8 +971,8 @@ def _is_bandit(code: str) -> bool:
 
 def _minor_in_tests(code: str) -> bool:
     """Bandit's rules (S), naive datetimes (DTZ), blocking calls in async functions
-    (ASYNC), B011, RUF012, PLW1641, E721, SIM115 and LOG015 in test or example code: minor
-    remarks, whatever they are elsewhere.
+    (ASYNC), B011, RUF012, PLW1641, E721, SIM115, B033 and LOG015 in test or example
+    code: minor remarks, whatever they are elsewhere.
 
     Test code runs on developers' machines and in CI, on inputs the tests write:
     requests unpickles its own objects, jinja2 and starlette build template environments
@@ -996,6 +996,9 @@ def _minor_in_tests(code: str) -> bool:
         "PLW1641",
         "E721",
         "SIM115",
+        # a set literal that repeats an item: in a test, to see it kept once (pottery's
+        # ``{'apple', 'orange', 'apple', …}``, the tutorial's basket)
+        "B033",
         # the root logger: a demo or a test has no module logger to configure apart
         # (flasgger's examples log their warnings so)
         "LOG015",
