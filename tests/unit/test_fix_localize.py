@@ -977,6 +977,33 @@ def test_where_a_value_the_failing_line_indexes_came_from_is_suspected() -> None
     }
 
 
+def test_a_callers_argument_sources_are_suspected_when_a_library_turns_a_value_down() -> None:
+    """rstr with ``if char in list(exclude)`` (for ``not in``): ``random.choice`` raised
+    IndexError on the empty population two calls in, past the repository's frames; the
+    filter that emptied it was in no frame (48 sandbox runs)."""
+    source = (
+        "import random\n"
+        "\n"
+        "def sample(population, k):\n"
+        "    return [random.choice(population) for _ in range(k)]\n"
+        "\n"
+        "def rstr(alphabet, exclude, k):\n"
+        "    popul = [c for c in alphabet if c in exclude]\n"
+        "    return ''.join(sample(popul, k))\n"
+    )
+    report = (
+        'File "/w/rstr/base.py", line 8, in rstr\n'
+        'File "/w/rstr/base.py", line 4, in sample\n'
+        'File "/usr/lib/python3.11/random.py", line 373, in choice\n'
+        "IndexError: list index out of range\n"
+    )
+    suspects = from_failures(
+        [result("tests/test_rstr.py::test_exclude", "failed", report)], {"rstr/base.py": source}
+    )
+    scores = {s.line: s.score for s in suspects}
+    assert scores == {4: 1.0, 8: pytest.approx(0.8), 7: pytest.approx(0.8 * ARGUMENT_SHARE)}
+
+
 def test_an_assert_in_the_code_is_a_raise_whose_test_is_its_guard() -> None:
     """An ``assert`` that fails raises as a ``raise`` under ``if not …`` does: the names
     its test reads were bound by lines as suspect as the assert, and callers' argument

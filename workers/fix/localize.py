@@ -331,12 +331,20 @@ def _traceback_lines(
 ) -> Iterator[tuple[str, int, float]]:
     """(path, line, score) for the lines a traceback's repository frames (innermost last)
     point at: each frame, :data:`FRAME_DECAY` per frame outward, with a ``raise``'s guard
-    (:data:`RECURSION_GUARD_SHARE` for a recursive call's) and, when the innermost frame
-    raises, the callers' argument sources and where its guard's names were bound."""
+    (:data:`RECURSION_GUARD_SHARE` for a recursive call's), where the innermost frame's
+    guard's names, or the values it indexes, were bound, and, when the innermost frame
+    raises or code outside the repository it called did, the callers' argument sources
+    (rstr's ``popul`` came empty out of a filter written the wrong way round, and
+    ``random.choice`` raised on it, past the repository's frames). A frame with no paths
+    is such outside code."""
+    # frames with no repository path are code outside it (a library, the standard
+    # library) that the repository's innermost frame called: it turned the value down
+    left = bool(frames) and not frames[-1][0]
+    frames = [frame for frame in frames if frame[0]]
     if not frames:
         return
     inner_paths, inner_line = frames[-1]
-    raising = any(_raises_at(files.get(path), inner_line) for path in inner_paths)
+    raising = left or any(_raises_at(files.get(path), inner_line) for path in inner_paths)
     recursing = frames.count(frames[-1]) > 1
     for depth, (paths, line) in enumerate(reversed(frames)):
         for path in paths:
@@ -364,7 +372,8 @@ def _chain_lines(
     """:func:`_traceback_lines` of each exception of a chain (earliest first), those of an
     exception that translates an earlier one at :data:`TRANSLATION_SHARE`."""
     for number, frames in enumerate(chain):
-        translates = number > 0 and bool(frames) and _translates(frames[-1], files)
+        inside = [frame for frame in frames if frame[0]]
+        translates = number > 0 and bool(inside) and _translates(inside[-1], files)
         share = TRANSLATION_SHARE if translates else 1.0
         for path, at, score in _traceback_lines(frames, files):
             yield path, at, score * share
@@ -896,7 +905,7 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
         frames: list[tuple[list[str], int]] = []
         for m in _PY_FRAME.finditer(block):
             paths = index.resolve(m.group(1))
-            if paths:
+            if paths or frames:  # a frame outside after the repository's: see _LEFT
                 frames.append((paths, int(m.group(2))))
         if chains and _CHAIN_SEPARATOR.search(blocks[number - 1]):
             chains[-1].append(frames)
@@ -1096,7 +1105,7 @@ def from_failures(tests: Sequence[TestResult], files: Mapping[str, str]) -> list
             frames: list[tuple[list[str], int]] = []
             for raw, line in frames_of(part):
                 paths = [p for p in index.resolve(raw) if not is_test_path(p)]
-                if paths and line >= 1:
+                if line >= 1 and (paths or frames):  # a frame outside: see _traceback_lines
                     frames.append((paths, line))
             chain.append(frames)
         best: dict[tuple[str, int], float] = {}
