@@ -511,15 +511,8 @@ def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
 
 
 def _assert_at(tree: ast.Module, line: int) -> ast.Assert | None:
-    return next(
-        (
-            node
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Assert)
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
-        ),
-        None,
-    )
+    statement = _statement_at(tree, line)
+    return statement if isinstance(statement, ast.Assert) else None
 
 
 def _returns_feeding(source: str | None, lines: Collection[int]) -> list[int]:

@@ -1242,18 +1242,7 @@ def keeps_the_file_open(source: str, row: int, column: int) -> bool:
     offset = byte_offset(source, row, column)
     if tree is None or offset is None:
         return False
-    # the innermost function holding the line, or the module
-    scope: ast.AST = tree
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.lineno <= row <= (node.end_lineno or node.lineno)
-            and (
-                not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef)
-                or node.lineno > scope.lineno
-            )
-        ):
-            scope = node
+    scope = _innermost_scope(tree, row)
     for node in ast.walk(scope):
         if (
             isinstance(node, ast.Assign)
@@ -1312,6 +1301,25 @@ def compares_with_a_supported_python(source: str, row: int, oldest_minor: int) -
         if (version := int_tuple(operand)) is not None
     ]
     return any(v[:1] == (3,) and len(v) >= 2 and v[1] > oldest_minor for v in versions)
+
+
+def _functions_around(tree: ast.Module, row: int) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions whose lines hold ``row``, outermost first."""
+    return sorted(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.lineno <= row <= (node.end_lineno or node.lineno)
+        ),
+        key=lambda node: node.lineno,
+    )
+
+
+def _innermost_scope(tree: ast.Module, row: int) -> ast.AST:
+    """The innermost function holding ``row``, or the module."""
+    functions = _functions_around(tree, row)
+    return functions[-1] if functions else tree
 
 
 @functools.lru_cache(maxsize=16)  # ruff reports several lines per file
@@ -1665,12 +1673,7 @@ def hashes_for_no_security(source: str, row: int) -> bool:
     tree = parse_source(source)
     if tree is None:
         return False
-    functions = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.lineno <= row <= (node.end_lineno or node.lineno)
-    ]
+    functions = _functions_around(tree, row)
     statements = [s for s in tree.body if s.lineno <= row <= (s.end_lineno or s.lineno)]
     scopes: list[ast.AST] = [*statements, *functions]  # walked outside in: the last is innermost
     if not scopes:
@@ -1829,13 +1832,7 @@ def loads_what_it_pickled(source: str, row: int) -> bool:
     tree = parse_source(source)
     if tree is None:
         return False
-    functions = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.lineno <= row <= (node.end_lineno or node.lineno)
-    ]
-    scope: ast.AST = functions[-1] if functions else tree
+    scope = _innermost_scope(tree, row)
     loads = [c for c in _module_calls(scope, _UNPICKLES) if c[0].lineno == row]
     if not loads:
         return False
