@@ -386,29 +386,19 @@ def _translates(frame: tuple[list[str], int], files: Mapping[str, str]) -> bool:
     for path in paths:
         source = files.get(path)
         tree = _parse_source(source) if source is not None else None
-        for handler in ast.walk(tree) if tree is not None else ():
-            if not isinstance(handler, ast.ExceptHandler):
+        inner = _statement_at(tree, line) if tree is not None else None
+        if tree is None or inner is None:
+            continue
+        for handler in ast.walk(tree):
+            if not isinstance(handler, ast.ExceptHandler) or not any(
+                s.lineno <= line <= (s.end_lineno or s.lineno) for s in handler.body
+            ):
                 continue
-            for statement in handler.body:
-                if not statement.lineno <= line <= (statement.end_lineno or statement.lineno):
-                    continue
-                inner = _innermost_statement(statement, line)
-                if isinstance(inner, ast.Raise) or any(
-                    isinstance(n, ast.Name) and n.id == handler.name for n in ast.walk(inner)
-                ):
-                    return True
+            if isinstance(inner, ast.Raise) or any(
+                isinstance(n, ast.Name) and n.id == handler.name for n in ast.walk(inner)
+            ):
+                return True
     return False
-
-
-def _innermost_statement(statement: ast.stmt, line: int) -> ast.stmt:
-    for child in ast.walk(statement):
-        if (
-            isinstance(child, ast.stmt)
-            and child.lineno <= line <= (child.end_lineno or child.lineno)
-            and child.lineno >= statement.lineno
-        ):
-            statement = child
-    return statement
 
 
 def _raises_at(source: str | None, line: int) -> bool:
@@ -898,7 +888,7 @@ def from_issue_text(text: str, files: Mapping[str, str]) -> list[Suspect]:
         frames: list[tuple[list[str], int]] = []
         for m in _PY_FRAME.finditer(block):
             paths = index.resolve(m.group(1))
-            if paths or frames:  # a frame outside after the repository's: see _LEFT
+            if paths or frames:  # a frame outside after the repository's: _traceback_lines
                 frames.append((paths, int(m.group(2))))
         if chains and _CHAIN_SEPARATOR.search(blocks[number - 1]):
             chains[-1].append(frames)
@@ -1324,9 +1314,9 @@ def _deciding_tests(source: str) -> dict[int, tuple[tuple[int, ...], float]]:
     because ``if obj > -32:`` above it said no), within its function (see
     :func:`_test_lines`), with :data:`GUARD_SHARE`; or of the iterable of the
     innermost ``for`` whose body holds it, or the test of the innermost ``while``, with
-    :data:`LOOP_SHARE`: webcolors'
-    ``while length > 2 and (red[0] == "0" and green[0] == "0" or blue[0] == "0"):``
-    strips the zeros its body strips, and only the spectrum of the body said so."""
+    :data:`LOOP_SHARE`: webcolors' ``while length > 2 and (red[0] == "0" and green[0] ==
+    "0" or blue[0] == "0"):`` strips the zeros its body strips, and only the spectrum of
+    the body said so."""
     tree = _parse_source(source)
     found: dict[int, tuple[tuple[int, ...], float]] = {}
     if tree is None:
