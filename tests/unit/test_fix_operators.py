@@ -228,6 +228,19 @@ def test_off_by_one_counts_a_position_from_the_other_end_before_other_literals()
     assert patches[0].after == buggy.replace("(8 - i)", "(7 - i)")
 
 
+def test_constant_takes_the_number_the_lines_comment_names() -> None:
+    """isoweek with ``d = date(self.year, 1, 1)  # The Jan 4th must be in week 1``: the
+    comment says 4, the code 1; no template wrote a 4 before (not fixed in 60 runs). A
+    line without a comment, or a number the comment agrees with, gets no such candidate."""
+    buggy = "d = date(year, 1, 1)  # The Jan 4th must be in week 1\n"
+    afters = [p.after for p in generate_patches(buggy, "a.py", 1, operators=["constant"])]
+    assert "d = date(year, 1, 4)  # The Jan 4th must be in week 1\n" in afters[:4]
+    plain = "d = date(year, 1, 1)\n"
+    assert not [
+        p for p in generate_patches(plain, "a.py", 1, operators=["constant"]) if "4" in p.after
+    ]
+
+
 def test_off_by_one_leaves_string_formatting_alone() -> None:
     afters = [p.after for p in generate_patches('msg = "%d items" % n\n', "a.py", 1)]
     assert afters  # n itself may still be a count

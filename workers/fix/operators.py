@@ -20,8 +20,10 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import io
 import itertools
 import re
+import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -1924,13 +1926,23 @@ def _is_identity_operand(ctx: _Ctx, node: ast.AST) -> bool:
 def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
     """A wrong literal: ``True`` ↔ ``False``, ``0`` ↔ ``1``, ``""`` ↔ ``None``, a power of
     ten at the next scale, a byte shift one byte off, a word for its opposite
-    (``"true"`` ↔ ``"false"``, ``"asc"`` ↔ ``"desc"``)."""
+    (``"true"`` ↔ ``"false"``, ``"asc"`` ↔ ``"desc"``), a whole number for one the
+    line's comment names."""
+    said = _comment_numbers(ctx)
     for node in ctx.of_type(ast.Constant):
         assert isinstance(node, ast.Constant)
         value = node.value
         if _in_annotation(ctx, node) or _is_identity_operand(ctx, node):
             continue  # `-> None`, `x is None`: changing these is never the fix
-        if isinstance(value, bool):
+        if type(value) is int and node.lineno == ctx.line and (
+            told := [n for n in said if n != value]
+        ):
+            # the comment on the line gives the number: isoweek's ``date(self.year, 1, 1)
+            # # The Jan 4th must be in week 1``
+            alts = [str(n) for n in told]
+            if value in (0, 1) and (1 - value) not in told:
+                alts.append(str(1 - value))
+        elif isinstance(value, bool):
             alts = [str(not value)]
         elif type(value) is int and value in (0, 1):
             parent = ctx.parents.get(node)
@@ -1963,6 +1975,27 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             continue
         for rank, alt in enumerate(alts):
             yield _Edit((rank, span[0]), span[0], span[1], alt, _change(ctx.text(node), alt))
+
+
+_COMMENT_NUMBER = re.compile(r"(?<![\w.])(\d{1,9})(?:st|nd|rd|th)?(?![\w.])")
+MAX_COMMENT_NUMBERS = 3
+
+
+def _comment_numbers(ctx: _Ctx) -> list[int]:
+    """The whole numbers the comment at the end of the line names (``# The Jan 4th must
+    be in week 1`` → 4, 1), at most :data:`MAX_COMMENT_NUMBERS`: where code and its
+    comment disagree, the code may be what changed."""
+    if not ctx.has_line:
+        return []
+    end = ctx.starts[ctx.line] if ctx.line < len(ctx.starts) else len(ctx.source)
+    text = ctx.source[ctx.starts[ctx.line - 1] : end]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        tokens = []  # a line inside a bracket: its comment still tokenizes first
+    comment = next((tok.string for tok in tokens if tok.type == tokenize.COMMENT), "")
+    numbers = [int(m.group(1)) for m in _COMMENT_NUMBER.finditer(comment)]
+    return list(dict.fromkeys(numbers))[:MAX_COMMENT_NUMBERS]
 
 
 # Words a string literal holds where its opposite was meant: hjson's encoder with
