@@ -58,6 +58,7 @@ import tokenize
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from workers.code_paths import is_test_path
 from workers.fix.operators import function_returns
@@ -101,6 +102,8 @@ SYMBOL_FLOOR = 1.0
 FAILURE_FLOOR = 0.25
 # the kinds normalised to a best of at least so much (see rank)
 _FLOORS = {WHY_FAILURE: FAILURE_FLOOR, WHY_SYMBOL: SYMBOL_FLOOR}
+
+_Statement = TypeVar("_Statement", bound=ast.stmt)
 
 FRAME_DECAY = 0.8  # each frame further out from the innermost repository frame
 # A frame also points at the test of the ``if`` (or ``while``) that decided to run its
@@ -488,16 +491,21 @@ def _indexed_sources(source: str | None, line: int) -> list[int]:
 
 def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
     """The innermost statement whose own lines (not a nested block's) hold ``line``."""
-    return max(
-        (
-            node
-            for node in ast.walk(tree)
-            if isinstance(node, ast.stmt)
+    return _innermost(tree, line, ast.stmt)
+
+
+def _innermost(tree: ast.AST, line: int, kind: type[_Statement]) -> _Statement | None:
+    """The statement of ``kind`` whose lines hold ``line`` and that starts last: the
+    innermost (a nested one starts after the one around it)."""
+    found: _Statement | None = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, kind)
             and node.lineno <= line <= (node.end_lineno or node.lineno)
-        ),
-        key=lambda node: node.lineno,
-        default=None,
-    )
+            and (found is None or node.lineno >= found.lineno)
+        ):
+            found = node
+    return found
 
 
 def _assert_at(tree: ast.Module, line: int) -> ast.Assert | None:
@@ -623,16 +631,7 @@ def _callee_returns(tree: ast.Module, expression: ast.AST, line: int) -> tuple[i
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     }
-    owner = max(
-        (
-            node
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ClassDef)
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
-        ),
-        key=lambda node: node.lineno,
-        default=None,
-    )
+    owner = _innermost(tree, line, ast.ClassDef)
     methods = {
         node.name: node
         for node in (owner.body if owner is not None else [])

@@ -1934,8 +1934,10 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
         value = node.value
         if _in_annotation(ctx, node) or _is_identity_operand(ctx, node):
             continue  # `-> None`, `x is None`: changing these is never the fix
-        if type(value) is int and node.lineno == ctx.line and (
-            told := [n for n in said if n != value]
+        if (
+            type(value) is int
+            and node.lineno == ctx.line
+            and (told := [n for n in said if n != value])
         ):
             # the comment on the line gives the number: isoweek's ``date(self.year, 1, 1)
             # # The Jan 4th must be in week 1``
