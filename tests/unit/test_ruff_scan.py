@@ -186,8 +186,8 @@ def test_a_comparison_of_an_operator_dsl_is_no_pointless_comparison() -> None:
 
 def test_a_file_left_open_by_a_scripts_main_block_is_minor() -> None:
     """hexdump's command line: ``hexdump(open(args[0], 'rb'))`` under ``if __name__ ==
-    '__main__':`` runs once, and the exit closes the file. In a function it stays a
-    warning."""
+    '__main__':`` runs once, and the exit closes the file; so does a build script's. In
+    a function it stays a warning."""
     source = (
         "import sys\n\n\n"
         "def dump(path):\n"
@@ -198,11 +198,14 @@ def test_a_file_left_open_by_a_scripts_main_block_is_minor() -> None:
         "    print(f.read())\n"
     )
     found = scan({"hexdump.py": ("", source)})
+    setup = scan({"setup.py": ("", "from setuptools import setup\n\nf = open('README.md')\n")})
 
     assert [(f.line, f.severity) for f in found if f.pattern == "ruff:SIM115"] == [
         (5, "medium"),
         (10, "low"),
     ]
+    # setup.py's long_description read (lunardate 0.3): the build's one run
+    assert [(f.line, f.severity) for f in setup if f.pattern == "ruff:SIM115"] == [(3, "low")]
 
 
 def test_an_unused_counter_of_a_range_loop_is_minor() -> None:

@@ -875,8 +875,10 @@ def _finding(
             severity = "low"  # the argument resolved to the value to use
         elif code == "B007" and repeats_a_number_of_times(text, row):
             severity = "low"  # for _ in range(n): the count is the point
-        elif code == "SIM115" and in_the_main_block(text, row):
-            severity = "low"  # a script's one run: its exit closes the file
+        elif code == "SIM115" and (in_the_main_block(text, row) or is_build_script(path)):
+            # a script's one run, or setup.py's ``open("README.md").read()``: its exit
+            # closes the file
+            severity = "low"
         elif code == "S506" and loads_with_its_own_loader(text, row):
             severity = "low"  # a Loader ruff cannot see into: omegaconf's is a BaseLoader
     parts = [title]
