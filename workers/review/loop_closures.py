@@ -205,12 +205,9 @@ def _waits(call: ast.Call) -> bool:
     """A thread's ``join()``, ``join(timeout=…)`` or ``join(20)``, not ``", ".join(words)``."""
     if not call.args:
         return True
-    (argument,) = call.args[:1]
-    return (
-        len(call.args) == 1
-        and isinstance(argument, ast.Constant)
-        and (isinstance(argument.value, int | float) and not isinstance(argument.value, bool))
-    )
+    (argument, *more) = call.args
+    value = argument.value if isinstance(argument, ast.Constant) else None
+    return not more and type(value) in (int, float)  # a bool is no timeout
 
 
 def _handed_over(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
