@@ -433,6 +433,25 @@ def test_syntax_newer_than_the_project_supports_says_where_it_is_declared() -> N
     assert run_ruff({"a.py": source}, diff_of(changes)) == []
 
 
+def test_newer_syntax_in_example_code_is_minor() -> None:
+    """pynmea2 1.19 supports Python 2.7 and 3.4 by its classifiers and adds
+    ``examples/nmea2gpx.py`` with ``:=``: readers run an example on their own Python; the
+    package's users on 3.7 import nothing from it."""
+    source = "import re\n\nif m := re.match('a', 'a'):\n    print(m)\n"
+    paths = ("examples/to_gpx.py", "docs/conf.py", "pkg/core.py")
+    declared = DeclaredPython(4, "'Programming Language :: Python :: 3.4' classifier in setup.py")
+
+    found = run_ruff(
+        dict.fromkeys(paths, source), diff_of(dict.fromkeys(paths, ("", source))), python=declared
+    )
+
+    assert sorted((f.path, f.pattern, f.severity) for f in found) == [
+        ("docs/conf.py", "ruff:unsupported-syntax", "low"),
+        ("examples/to_gpx.py", "ruff:unsupported-syntax", "low"),
+        ("pkg/core.py", "ruff:unsupported-syntax", "medium"),
+    ]
+
+
 def test_a_builtin_newer_than_the_project_supports_is_its_own_pattern() -> None:
     """Linting for 3.8, ruff calls ``EncodingWarning`` undefined: where no version check
     guards it, not a high "undefined name" but a medium remark that says why."""

@@ -821,6 +821,8 @@ def _finding(
         # valid Python, but not on every version the project supports: a bug for the
         # users of the oldest, unless the declaration is out of date
         pattern, severity = "ruff:unsupported-syntax", "medium"
+        if is_example_path(path):
+            severity = "low"  # readers run an example on their own Python (pynmea2's)
         declared = f" (the oldest this repository supports: {python.source})" if python else ""
         title = f"**Unsupported syntax** {message}{declared}"
     elif code is None:
