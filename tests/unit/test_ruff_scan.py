@@ -215,14 +215,37 @@ def test_an_unused_counter_of_a_range_loop_is_minor() -> None:
         "def rounds(n, items):\n"
         "    for round_idx in range(n):\n"
         "        print('round')\n"
-        "    for key, item in items:\n"
-        "        print(item)\n"
+        "    for item in items:\n"
+        "        print('item')\n"
     )
     found = scan({"pkg/rounds.py": ("", source)})
 
     assert [(f.line, f.severity) for f in found if f.pattern == "ruff:B007"] == [
         (2, "low"),
         (4, "medium"),
+    ]
+
+
+def test_an_unused_name_unpacked_beside_used_ones_is_minor() -> None:
+    """pefile's tests: ``for root, dirs, files in os.walk(directory):`` reads two of the
+    three; the loop is used, the name left over is a rename to ``_dirs``. A loop none of
+    whose names is read stays a warning."""
+    source = (
+        "import os\n\n\n"
+        "def walk(top, pairs):\n"
+        "    for root, dirs, files in os.walk(top):\n"
+        "        print(root, files)\n"
+        "    for key, (value, extra) in pairs:\n"
+        "        print(value)\n"
+        "    for key, value in pairs:\n"
+        "        print('pair')\n"
+    )
+    found = scan({"pkg/walk.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:B007"] == [
+        (5, "low"),
+        (7, "low"),
+        (9, "medium"),
     ]
 
 
@@ -630,6 +653,27 @@ def test_a_missing_comma_is_medium_and_a_joined_sentence_low() -> None:
         (3, "low"),
         (4, "low"),
         (5, "medium"),  # another string on the line is formatted, not this pair
+    ]
+
+
+def test_literals_side_by_side_in_a_value_written_over_lines_are_a_low_isc001() -> None:
+    """pyelftools' tests write a frame's bytes over many lines, an instruction's bytes
+    side by side with a comment after them (``b'\\x0e\\x0c' b'\\x41'``): one value in
+    pieces, no list missing a comma. A pair on a line of its own stays medium."""
+    new = (
+        "FRAME = (\n"
+        "    b'\\x00\\x00'  # pointer\n"
+        "    b'\\x0e\\x0c' b'\\x41'\n"
+        "    b'\\x88\\x01' b'\\x41'\n"
+        ")\n"
+        "NAMES = ['alpha' 'beta', 'gamma']\n"
+    )
+    found = scan({"pkg/frames.py": ("", new)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:ISC001"] == [
+        (3, "low"),
+        (4, "low"),
+        (6, "medium"),
     ]
 
 
@@ -1921,6 +1965,34 @@ def test_a_field_of_datetime_min_is_the_same_in_every_timezone() -> None:
     found = scan({"pkg/clamp.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:DTZ901"] == [7]
+
+
+def test_a_file_closed_in_a_finally_is_minor() -> None:
+    """textfsm's terminal opens ``/dev/tty`` or falls back to stdin, and closes the file
+    in a ``finally``: a ``with`` cannot say "this file or stdin", and the close is there.
+    Left to the garbage collector, it stays a warning."""
+    source = (
+        "import sys\n\n\n"
+        "def getchar():\n"
+        "    try:\n"
+        "        tty = open('/dev/tty')\n"
+        "    except OSError:\n"
+        "        tty = sys.stdin\n"
+        "    try:\n"
+        "        return tty.read(1)\n"
+        "    finally:\n"
+        "        if tty is not sys.stdin:\n"
+        "            tty.close()\n\n\n"
+        "def first(path):\n"
+        "    f = open(path)\n"
+        "    return f.readline()\n"
+    )
+    found = scan({"pkg/terminal.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:SIM115"] == [
+        (6, "low"),
+        (17, "medium"),
+    ]
 
 
 def test_a_file_kept_open_past_its_function_needs_no_with() -> None:

@@ -259,6 +259,7 @@ __all__ = [
     "LIBRARY_RULES",
     "byte_offset",
     "changes_what_it_iterates",
+    "closed_in_a_finally",
     "compares_with_a_supported_python",
     "defines_names_at_run_time",
     "escapes_every_value",
@@ -277,6 +278,7 @@ __all__ = [
     "mutated_nowhere_in_the_file",
     "names_a_shell",
     "not_djangos_extra",
+    "one_value_over_lines",
     "only_anchored",
     "own_nodes",
     "parse_source",
@@ -292,6 +294,7 @@ __all__ = [
     "self_assigned_builtin",
     "split_inside_a_sentence",
     "strings_on",
+    "unpacked_beside_used_names",
 ]
 
 _SELF_ASSIGNED = re.compile(r"Self-assignment of variable `(\w+)`")
@@ -1258,6 +1261,38 @@ def keeps_the_file_open(source: str, row: int, column: int) -> bool:
     return False
 
 
+def closed_in_a_finally(source: str, row: int, column: int) -> bool:
+    """Whether the file opened on ``row`` and named is closed in a ``finally`` of the
+    same function (textfsm's terminal: ``/dev/tty``, or stdin when there is none, closed
+    in the ``finally`` after the read). A ``with`` cannot say "this file or stdin"; the
+    close is written, and only what runs between the open and the ``try`` can leak it."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    scope = _innermost_scope(tree, row)
+    opened = {
+        node.targets[0].id
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+        and (node.value.lineno, node.value.col_offset) == (row, offset)
+    }
+    return any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "close"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id in opened
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Try | ast.TryStar)
+        for statement in node.finalbody
+        for call in ast.walk(statement)
+    )
+
+
 def _kept(scope: ast.AST, name: str) -> bool:
     """Whether ``scope`` stores, returns or yields the value of ``name``."""
 
@@ -1364,6 +1399,26 @@ def formatted_as_one(source: str, row: int, column: int) -> bool:
         ):
             return True
     return False
+
+
+def one_value_over_lines(source: str, row: int, column: int) -> bool:
+    """Whether the literals side by side at ``row``/``column`` (ISC001) belong to one
+    implicitly joined value that goes on over other lines (pyelftools' tests write a
+    frame's bytes an instruction per line: ``b'\\x0e\\x0c' b'\\x41'``). Such a value is
+    written in pieces on purpose; the missing comma ISC001 looks for is a list's items on
+    one line."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    return any(
+        isinstance(node, ast.Constant | ast.JoinedStr)
+        and node.end_lineno is not None
+        and node.end_col_offset is not None
+        and node.lineno != node.end_lineno
+        and (node.lineno, node.col_offset) <= (row, offset) < (node.end_lineno, node.end_col_offset)
+        for node in ast.walk(tree)
+    )
 
 
 def split_inside_a_sentence(source: str, row: int, start: int, end: int) -> bool:
@@ -1941,6 +1996,32 @@ def repeats_a_number_of_times(source: str, row: int) -> bool:
         and _called_name(node.iter.func) == "range"
         for node in ast.walk(tree)
     )
+
+
+def unpacked_beside_used_names(source: str, row: int, column: int) -> bool:
+    """Whether the loop variable B007 names at ``row``/``column`` is one of several a
+    ``for`` unpacks and the loop body reads another of them (pefile's tests:
+    ``for root, dirs, files in os.walk(d):`` with ``dirs`` unread). The loop is doing its
+    work; the name left over asks for a ``_`` prefix, worth a word. A loop none of whose
+    names is read may iterate the wrong thing, and stays a warning."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.For | ast.AsyncFor) or isinstance(node.target, ast.Name):
+            continue
+        names = [n for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+        if not any((n.lineno, n.col_offset) == (row, offset) for n in names):
+            continue
+        read = {
+            n.id
+            for statement in node.body
+            for n in ast.walk(statement)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+        return any(n.id in read for n in names)
+    return False
 
 
 def a_literal_value(source: str, row: int, column: int) -> bool:

@@ -43,6 +43,7 @@ from workers.review.false_alarms import (
     a_symbol_in_prose,
     an_operator_dsl,
     changes_what_it_iterates,
+    closed_in_a_finally,
     compares_a_comparison,
     compares_with_a_supported_python,
     default_only_read,
@@ -71,6 +72,7 @@ from workers.review.false_alarms import (
     mutated_nowhere_in_the_file,
     names_a_shell,
     not_djangos_extra,
+    one_value_over_lines,
     only_anchored,
     raises_on_purpose,
     reads_a_calendar_field,
@@ -89,6 +91,7 @@ from workers.review.false_alarms import (
     split_inside_a_sentence,
     strings_on,
     tests_for_nan,
+    unpacked_beside_used_names,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding, Side
 from workers.review.loop_closures import used_in_its_iteration
@@ -850,6 +853,7 @@ def _finding(
                 split_inside_a_sentence(text, row, column, end_column)
                 or formatted_as_one(text, row, column)
                 or joins_two_kinds(text, row, column, end_column)
+                or one_value_over_lines(text, row, column)
             )
         ):
             severity = "low"  # one text written in pieces: not a missing comma
@@ -875,9 +879,15 @@ def _finding(
             severity = "low"  # the fallback where ``filter=`` is missing
         elif code == "PLR1704" and rebinds_from_itself(text, row, message):
             severity = "low"  # the argument resolved to the value to use
-        elif code == "B007" and repeats_a_number_of_times(text, row):
+        elif code == "B007" and (
+            repeats_a_number_of_times(text, row) or unpacked_beside_used_names(text, row, column)
+        ):
             severity = "low"  # for _ in range(n): the count is the point
-        elif code == "SIM115" and (in_the_main_block(text, row) or is_build_script(path)):
+        elif code == "SIM115" and (
+            in_the_main_block(text, row)
+            or is_build_script(path)
+            or closed_in_a_finally(text, row, column)
+        ):
             # a script's one run, or setup.py's ``open("README.md").read()``: its exit
             # closes the file
             severity = "low"
