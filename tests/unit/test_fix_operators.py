@@ -926,6 +926,29 @@ def test_constant_tries_a_power_of_ten_at_the_next_scale_and_the_binary_thousand
     assert afters == {sizes.replace("1000", alt) for alt in ("10000", "100", "1024")}
 
 
+def test_constant_tries_the_other_base_of_the_units_its_function_names() -> None:
+    """pynmea2's ``dm_to_sd`` (degrees and minutes to decimal degrees) with ``float(m) /
+    100`` for ``/ 60``: its docstring speaks of minutes, so 60 comes before the other
+    powers of ten (not fixed in 60 runs: no template wrote a 60). A function that names
+    no unit gets no such candidate."""
+    buggy = src(
+        """
+        def dm_to_sd(d, m):
+            "Degrees and minutes to signed decimal degrees."
+            return float(d) + float(m) / 100
+        """
+    )
+    line = line_of(buggy, "return")
+    afters = [p.after for p in generate_patches(buggy, "a.py", line, operators=["constant"])]
+    assert afters[0] == buggy.replace("/ 100", "/ 60")
+    hours = "def hours(seconds):\n    return seconds / 60\n"
+    afters = [p.after for p in generate_patches(hours, "a.py", 2, operators=["constant"])]
+    assert afters[0] == hours.replace("/ 60", "/ 3600")
+    plain = "def share(part):\n    return part / 100\n"
+    afters = [p.after for p in generate_patches(plain, "a.py", 2, operators=["constant"])]
+    assert afters == [plain.replace("100", alt) for alt in ("1000", "10")]
+
+
 def test_constant_swaps_empty_string_and_none_but_leaves_annotations() -> None:
     buggy = src(
         """

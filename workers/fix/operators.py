@@ -1955,7 +1955,9 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             alts = [str(1 - value)]
         elif type(value) is int and _shifts_by_bytes(ctx.parents.get(node), node):
             alts = [str(value + 8), *([str(value - 8)] if value > 8 else [])]
-        elif type(value) is int and (scaled := _other_scales(value)):
+        elif type(value) is int and (
+            scaled := list(dict.fromkeys([*_unit_scales(ctx, node, value), *_other_scales(value)]))
+        ):
             if _is_offset(ctx.parents.get(node), node):
                 continue
             alts = scaled
@@ -2077,6 +2079,51 @@ def _other_scales(value: int) -> list[str]:
         *([str(value // 10)] if value >= 100 else []),
         *(["1024"] if value == 1000 else []),
     ]
+
+
+# Numbers that stand for one another between units, and the words that say a function
+# works in those units. Sexagesimal units (time, and an angle's minutes and seconds) are
+# the ones decimal habits get wrong: ``/ 100`` for ``/ 60``, minutes for seconds.
+_UNIT_WORDS = frozenset(
+    {"second", "seconds", "secs", "minute", "minutes", "mins", "hour", "hours", "hrs"}
+    | {"degree", "degrees", "arcminute", "arcminutes", "arcsecond", "arcseconds"}
+    | {"sexagesimal", "dms", "hhmm", "hhmmss"}
+)
+_UNIT_SCALES = {
+    60: (3600, 100, 24),
+    100: (60,),
+    3600: (60, 86400),
+    24: (60, 12),
+    12: (24,),
+    86400: (3600,),
+    180: (360, 90),
+    360: (180,),
+    90: (180,),
+}
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _unit_scales(ctx: _Ctx, node: ast.AST, value: int) -> list[str]:
+    """The other numbers of its units ``value`` may stand for, when the function around
+    it names the units (its name, arguments, docstring, comments): pynmea2's degrees and
+    minutes divided ``float(m) / 100`` for ``/ 60``; seconds divided by 60 for hours. A
+    function that names no unit gets none: 100 there is a percentage as likely."""
+    scales = _UNIT_SCALES.get(value)
+    if not scales:
+        return []
+    function = next((a for a in ctx.ancestors(node) if isinstance(a, _FUNCS)), None)
+    if function is None:
+        return []
+    words = {w.lower() for w in _WORD.findall(_source_of(ctx, function))}
+    return [str(n) for n in scales] if words & _UNIT_WORDS else []
+
+
+def _source_of(ctx: _Ctx, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The function's text, its comments included (the tree has none)."""
+    end = function.end_lineno or ctx.line
+    first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+    stop = ctx.starts[end] if end < len(ctx.starts) else len(ctx.source)
+    return ctx.source[ctx.starts[first - 1] : stop]
 
 
 _DUALS = {
