@@ -1372,6 +1372,19 @@ def test_off_by_one_shifts_the_count_of_a_repeated_sequence() -> None:
     assert_fixes(pad, pad.replace("' ' * width", "' ' * (width - 1)"), "' ' * width", "off-by-one")
 
 
+def test_off_by_one_counts_a_scaled_number_from_zero() -> None:
+    """hijri-converter's month index with ``(self.year * 12)`` for ``(self.year - 1) *
+    12``: a 1-based year, page or row scaled to the units before it (not fixed in 60
+    runs); a page's offset ``page * size`` the same."""
+    buggy = "def index(self):\n    return (self.year * 12) + self.month - 1\n"
+    assert_fixes(
+        buggy, buggy.replace("self.year * 12", "(self.year - 1) * 12"), "return", "off-by-one"
+    )
+    offset = "def offset(page, size):\n    return page * size\n"
+    afters = [p.after for p in generate_patches(offset, "a.py", 2, operators=["off-by-one"])]
+    assert offset.replace("page * size", "(page - 1) * size") in afters
+
+
 def test_missing_factor_gives_a_sibling_the_factor_the_others_have() -> None:
     """isodate 0.7's ``build_tzinfo`` with the sign dropped from the minutes: a -03:30
     offset became -2:30."""

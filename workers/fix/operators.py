@@ -777,6 +777,9 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             # the count of a repeated sequence: `(fillvalue,) * n`, `" " * width`, padding
             # one too long or short (more-itertools' windowed padded `n` for `n - 1`)
             targets.extend((1, count, True) for count in _repetition_counts(node))
+            # a 1-based number scaled to the units before it: hijri-converter's month
+            # index `(year - 1) * 12`, a page's offset `(page - 1) * size`
+            targets.extend((3, number, False) for number in _scaled_numbers(node))
         elif isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
             index = node.slice
             if not isinstance(index, ast.Tuple) and not (
@@ -840,6 +843,22 @@ def _repetition_counts(node: ast.BinOp) -> list[ast.expr]:
         elif isinstance(part, ast.Name | ast.Attribute | ast.Call):
             found.append(part)
     return found
+
+
+def _scaled_numbers(node: ast.BinOp) -> list[ast.expr]:
+    """The named operands of a product of numbers (``year * 12``, ``page * size``):
+    neither side a sequence (that is :func:`_repetition_counts`), nor a literal."""
+    sides = (node.left, node.right)
+    if any(_sequence_literal(side) for side in sides):
+        return []
+    numeric = [s for s in sides if _int_value(s) is not None or _named(s)]
+    if len(numeric) < 2:
+        return []
+    return [s for s in sides if _named(s)]
+
+
+def _named(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name | ast.Attribute)
 
 
 def _sequence_literal(node: ast.AST) -> bool:
