@@ -1385,6 +1385,20 @@ def test_off_by_one_counts_a_scaled_number_from_zero() -> None:
     assert offset.replace("page * size", "(page - 1) * size") in afters
 
 
+def test_off_by_one_counts_an_index_from_the_other_end() -> None:
+    """geojson's ring check with ``elem[0] == elem[1]`` for ``elem[-1]`` (first equals
+    last; not fixed in 60 runs): a position written from the wrong end is the sign of
+    the index, after its neighbours."""
+    buggy = "def closed(ring):\n    return ring[0] == ring[1]\n"
+    assert_fixes(buggy, buggy.replace("ring[1]", "ring[-1]"), "return", "off-by-one")
+    last = "def tail(items):\n    return items[-2]\n"
+    assert_fixes(last, last.replace("[-2]", "[2]"), "return", "off-by-one")
+    afters = [p.after for p in generate_patches(buggy, "a.py", 2, operators=["off-by-one"])]
+    assert afters.index(buggy.replace("ring[1]", "ring[-1]")) > afters.index(
+        buggy.replace("ring[1]", "ring[2]")
+    )
+
+
 def test_missing_factor_gives_a_sibling_the_factor_the_others_have() -> None:
     """isodate 0.7's ``build_tzinfo`` with the sign dropped from the minutes: a -03:30
     offset became -2:30."""
