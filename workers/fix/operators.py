@@ -819,11 +819,11 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             best[span] = (base, node, plus_first)
     for span, (base, node, plus_first) in best.items():
         bumps = _bumps(ctx, node, plus_first=plus_first)
-        index = _int_value(node) if isinstance(ctx.parents.get(node), ast.Subscript) else None
-        if index:
+        position = _int_value(node) if isinstance(ctx.parents.get(node), ast.Subscript) else None
+        if position:
             # a position counted from the wrong end: geojson's ring closed when
             # `elem[0] == elem[-1]`, written `elem[1]`
-            bumps.append((len(bumps), str(-index), _ATOM if index < 0 else 13))
+            bumps.append((len(bumps), str(-position), _ATOM if position < 0 else 13))
         for rank, text, prec in bumps:
             replaced = ctx.replace_node(node, text, prec)
             if replaced:
