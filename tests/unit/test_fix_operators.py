@@ -1131,6 +1131,9 @@ SAMPLE = src(
 
         def scaled(self, k):
             return (k * self.count, self.values)
+
+        def rounded(self, digits):
+            return round(self.count)
     '''
 )
 
@@ -1331,7 +1334,7 @@ def test_max_per_operator_caps_each_operator() -> None:
 def test_operator_pattern() -> None:
     assert operator_pattern("comparison") == "fix:comparison"
     assert operator_pattern("fix:comparison") == "fix:comparison"
-    assert len(set(OPERATORS)) == len(OPERATORS) == 15
+    assert len(set(OPERATORS)) == len(OPERATORS) == 16
 
 
 def test_every_operator_fires_somewhere_in_the_sample() -> None:
@@ -1397,6 +1400,49 @@ def test_off_by_one_counts_an_index_from_the_other_end() -> None:
     assert afters.index(buggy.replace("ring[1]", "ring[-1]")) > afters.index(
         buggy.replace("ring[1]", "ring[2]")
     )
+
+
+def test_missing_argument_passes_a_parameter_the_function_never_reads() -> None:
+    """geojson's ``clean_coordinates(cls, coords, precision)`` with ``round(coord)`` for
+    ``round(coord, precision)``: ``precision`` reaches the function and goes nowhere (not
+    fixed in 60 runs: no template adds an argument). Given positionally where the call
+    has no keywords, else by name; a function that reads all its parameters gets none."""
+    buggy = src(
+        """
+        def clean(coords, precision):
+            out = []
+            for coord in coords:
+                if isinstance(coord, list):
+                    out.append(clean(coord, precision))
+                out.append(round(coord))
+            return out
+        """
+    )
+    patch = assert_fixes(
+        buggy,
+        buggy.replace("round(coord)", "round(coord, precision)"),
+        "round(",
+        "missing-argument",
+    )
+    assert patch.description == "pass `precision` to `round(coord)` at line 6"
+    # Python's signatures say a list's append and isinstance take no more, and round
+    # has no parameter named precision
+    line = line_of(buggy, "out.append(round")
+    own = generate_patches(buggy, "a.py", line, operators=["missing-argument"])
+    assert [p.after for p in own] == [buggy.replace("round(coord)", "round(coord, precision)")]
+    check = line_of(buggy, "isinstance")
+    assert not generate_patches(buggy, "a.py", check, operators=["missing-argument"])
+    named = "def fetch(url, timeout):\n    return get(url, verify=True)\n"
+    assert_fixes(
+        named,
+        named.replace("verify=True)", "verify=True, timeout=timeout)"),
+        "get(",
+        "missing-argument",
+    )
+    empty = "def make(size):\n    return Buffer()\n"
+    assert_fixes(empty, empty.replace("Buffer()", "Buffer(size)"), "Buffer", "missing-argument")
+    used = "def clean(coord, precision):\n    print(precision)\n    return round(coord)\n"
+    assert not generate_patches(used, "a.py", 3, operators=["missing-argument"])
 
 
 def test_missing_factor_gives_a_sibling_the_factor_the_others_have() -> None:

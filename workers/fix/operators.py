@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import inspect
 import io
 import itertools
 import re
@@ -47,6 +48,7 @@ OPERATORS: tuple[str, ...] = (
     "min-max",
     "slice-bound",
     "missing-factor",
+    "missing-argument",
 )
 
 _PREFIX = "fix:"
@@ -2235,6 +2237,108 @@ def _op_missing_factor(ctx: _Ctx) -> Iterator[_Edit]:
                 yield _Edit(rank, span[0], span[1], new, _change(old, new))
 
 
+def _op_missing_argument(ctx: _Ctx) -> Iterator[_Edit]:
+    """A parameter the function takes and never reads, passed to a call on the line:
+    geojson's ``clean_coordinates(cls, coords, precision)`` rounding with
+    ``round(coord)``. Positionally at the end of a call without keywords, then by name
+    (``get(url, verify=True, timeout=timeout)``). Parameters named ``_…``, ``self`` and
+    ``cls`` are not meant to be read; one only handed on to the function's own recursive
+    call (geojson's ``cls.clean_coordinates(coord, precision)``) is not read either."""
+    func = ctx.enclosing_function()
+    if func is None:
+        return
+    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+
+    def recursive(node: ast.AST) -> bool:
+        call = parents.get(node)
+        if isinstance(call, ast.keyword):
+            call = parents.get(call)
+        if not isinstance(call, ast.Call):
+            return False
+        callee = call.func
+        return (isinstance(callee, ast.Name) and callee.id == func.name) or (
+            isinstance(callee, ast.Attribute) and callee.attr == func.name
+        )
+
+    read = {
+        node.id
+        for node in ast.walk(func)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and not recursive(node)
+    }
+    unread = [
+        name
+        for name in _param_names(func)
+        if name not in read and name not in {"self", "cls"} and not name.startswith("_")
+    ]
+    if not unread:
+        return
+    for call in ctx.of_type(ast.Call):
+        assert isinstance(call, ast.Call)
+        span = ctx.span(call)
+        if span is None or not ctx.touches(call) or ctx.source[span[1] - 1] != ")":
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            continue  # `*args`/`**kwargs` may carry it already
+        given = [*call.args, *(k.value for k in call.keywords)]
+        ends = [end for end in (ctx.span(a) for a in given) if end is not None]
+        if len(ends) != len(given):
+            continue
+        at = max(end for _, end in ends) if ends else span[1] - 1
+        names = {k.arg for k in call.keywords}
+        shown = _show(ctx.text(call))
+        for name in unread:
+            if name in names:
+                continue
+            forms = [name, f"{name}={name}"] if not call.keywords else [f"{name}={name}"]
+            forms = [f for f in forms if _may_take(call, f)]
+            for rank, form in enumerate(forms):
+                text = f", {form}" if ends else form
+                yield _Edit((rank, span[0]), at, at, text, f"pass `{name}` to `{shown}`")
+
+
+_BUILTIN_TYPES = (list, dict, set, frozenset, str, bytes, tuple, int, float)
+
+
+def _may_take(call: ast.Call, form: str) -> bool:
+    """Whether ``call`` may take one more argument written as ``form`` (``name`` or
+    ``name=name``), as far as Python's own signatures tell: ``isinstance(x, T)`` and a
+    list's ``append(x)`` take no more; ``round(x)`` takes its digits. Other callables
+    are not known here and may."""
+    callee = call.func
+    if isinstance(callee, ast.Name) and isinstance(getattr(builtins, callee.id, None), type(len)):
+        candidates: list[object] = [getattr(builtins, callee.id)]
+    elif isinstance(callee, ast.Attribute):
+        candidates = [
+            getattr(kind, callee.attr) for kind in _BUILTIN_TYPES if hasattr(kind, callee.attr)
+        ]
+        if not candidates:
+            return True
+    else:
+        return True
+    keyword = form.partition("=")[0] if "=" in form else None
+    for candidate in candidates:
+        try:
+            signature = inspect.signature(candidate)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return True  # no signature to go by (``print`` has one; some builtins none)
+        args = [object()] * len(call.args)
+        kwargs: dict[str, object] = {k.arg: object() for k in call.keywords if k.arg}
+        if keyword is None:
+            args.append(object())
+        else:
+            kwargs[keyword] = object()
+        if isinstance(callee, ast.Attribute):
+            args.insert(0, object())  # the receiver, for the unbound method
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError:
+            continue
+        return True
+    return False
+
+
 _GENERATORS: dict[str, Callable[[_Ctx], Iterable[_Edit]]] = {
     "comparison": _op_comparison,
     "arithmetic": _op_arithmetic,
@@ -2251,4 +2355,5 @@ _GENERATORS: dict[str, Callable[[_Ctx], Iterable[_Edit]]] = {
     "min-max": _op_min_max,
     "slice-bound": _op_slice_bound,
     "missing-factor": _op_missing_factor,
+    "missing-argument": _op_missing_argument,
 }
