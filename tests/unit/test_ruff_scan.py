@@ -249,6 +249,35 @@ def test_an_unused_name_unpacked_beside_used_ones_is_minor() -> None:
     ]
 
 
+def test_raising_a_cli_frameworks_usage_error_from_a_caught_one_is_no_b904() -> None:
+    """webvtt-py's argparse types: ``except ValueError: raise
+    argparse.ArgumentTypeError(f'invalid duration: {value!r}')``. argparse catches it and
+    prints its message alone, and click's BadParameter or a SystemExit the same: no
+    traceback shows the chain ``from err`` would keep. Any other exception stays a B904."""
+    source = (
+        "import argparse\n"
+        "import click\n\n\n"
+        "def duration(value):\n"
+        "    try:\n"
+        "        return int(value)\n"
+        "    except ValueError:\n"
+        "        raise argparse.ArgumentTypeError(f'invalid duration: {value!r}')\n\n\n"
+        "def port(value):\n"
+        "    try:\n"
+        "        return int(value)\n"
+        "    except ValueError:\n"
+        "        raise click.BadParameter('not a port')\n\n\n"
+        "def parse(value):\n"
+        "    try:\n"
+        "        return int(value)\n"
+        "    except ValueError:\n"
+        "        raise RuntimeError('not a number')\n"
+    )
+    found = scan({"pkg/cli.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B904"] == [23]
+
+
 def test_importing_the_debugger_is_no_remark_stopping_in_it_is() -> None:
     """asyncclick's test runner imports ``pdb`` to patch ``pdb.Pdb.__init__``: T100 said
     "Import for `pdb` found". A call that stops in the debugger has its own T100."""

@@ -178,6 +178,9 @@ review, and reading a little more of the file settles them:
   same module (``pickle.loads(pickle.dumps(x))``, or a ``pickle.dump`` to a file the
   function then reads back): anytree 2.13's test of pickling support writes a tree to a
   file in ``tmp_path`` and loads it again. The rule is about data from elsewhere.
+- ``B904`` (``raise`` in an ``except`` without ``from``) on an exception a command line
+  prints as its message alone: argparse's ``ArgumentTypeError`` in a ``type=`` converter
+  (webvtt-py 0.6), click's ``BadParameter``, ``SystemExit``. No traceback shows the chain.
 
 And these are right about the code but wrong about its weight:
 
@@ -206,7 +209,9 @@ And these are right about the code but wrong about its weight:
   line: a minor remark (combine them), not a likely bug. So is a pair formatted whole
   with ``%`` or ``.format`` (isodate's regex pieces): one template. And so is an
   f-string beside a plain literal, or a raw one beside one with escapes (pycparser's
-  lexer patterns): two kinds that cannot be one literal as written.
+  lexer patterns): two kinds that cannot be one literal as written. And so is a pair in
+  a value joined over several lines (pyelftools' tests write a frame's bytes an
+  instruction per line, ``b'\\x0e\\x0c' b'\\x41'``): written in pieces on purpose.
 
 - ``S324`` (md5 or sha1) where the digest is cut to a few characters
   (``md5(url).hexdigest()[:8]``, plotext 6's download cache): a name for something,
@@ -217,11 +222,13 @@ And these are right about the code but wrong about its weight:
 
 - ``SIM115`` (``open`` outside a ``with``) in the ``if __name__ == "__main__":`` block:
   a script's one run, whose files the interpreter's exit closes (hexdump's command
-  line). Minor, as in test code.
+  line). Minor, as in test code; so is a file the function closes in a ``finally``
+  (textfsm's ``/dev/tty``, or stdin when there is none, which no ``with`` can say).
 
 - ``B007`` (loop variable unused) on a loop over a ``range``: "do this n times" (ping3's
-  tests' ``for round_idx in range(num_rounds):``); minor, where a loop over data that
-  leaves its item unused may be a bug.
+  tests' ``for round_idx in range(num_rounds):``), or on one of several names a loop
+  unpacks while it reads another (pefile's ``for root, dirs, files in os.walk(d):``);
+  minor, where a loop over data that reads none of its names may be a bug.
 
 - ``PLR1704`` (an argument rebound) by a ``with`` or ``for`` whose own expression reads
   it (asyncclick's ``with _pager_contextmanager(color=color) as (…, color):``): the
@@ -282,6 +289,7 @@ __all__ = [
     "only_anchored",
     "own_nodes",
     "parse_source",
+    "raises_a_usage_message",
     "raises_on_purpose",
     "reads_a_property",
     "reexported_by_its_package",
@@ -2021,6 +2029,31 @@ def unpacked_beside_used_names(source: str, row: int, column: int) -> bool:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
         }
         return any(n.id in read for n in names)
+    return False
+
+
+# Exceptions a command-line framework catches to print their message alone (argparse's
+# type converters, click's and typer's parameter errors) and SystemExit: no traceback
+# ever shows what they were raised from.
+_SHOWN_AS_MESSAGES = frozenset(
+    {"ArgumentTypeError", "ArgumentError", "BadParameter", "BadArgumentUsage"}
+    | {"BadOptionUsage", "UsageError", "ClickException", "FileError", "Abort", "Exit"}
+    | {"SystemExit"}
+)
+
+
+def raises_a_usage_message(source: str, row: int) -> bool:
+    """Whether the ``raise`` on ``row`` (B904: raised in an ``except`` without ``from``)
+    raises what a command line prints as a message (webvtt-py's ``raise
+    argparse.ArgumentTypeError(f'invalid duration: {value!r}')`` in an argparse
+    ``type=``): ``from err`` would keep a chain nothing shows."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.lineno == row and node.exc is not None:
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            return _called_name(raised) in _SHOWN_AS_MESSAGES
     return False
 
 
