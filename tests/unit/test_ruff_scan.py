@@ -278,6 +278,27 @@ def test_raising_a_cli_frameworks_usage_error_from_a_caught_one_is_no_b904() -> 
     assert [f.line for f in found if f.pattern == "ruff:B904"] == [23]
 
 
+def test_a_raise_in_a_handler_under_pytest_raises_is_no_b904() -> None:
+    """exceptiongroup's tests raise in an ``except`` inside ``with pytest.raises(…)`` to
+    see what the new exception's ``__context__`` holds: the chain is what they test."""
+    source = (
+        "import pytest\n\n\n"
+        "def test_context():\n"
+        "    with pytest.raises(KeyError):\n"
+        "        try:\n"
+        "            raise ValueError\n"
+        "        except ValueError:\n"
+        "            raise KeyError('k')\n"
+        "    try:\n"
+        "        int('x')\n"
+        "    except ValueError:\n"
+        "        raise KeyError('k')\n"
+    )
+    found = scan({"tests/test_context.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B904"] == [13]
+
+
 def test_importing_the_debugger_is_no_remark_stopping_in_it_is() -> None:
     """asyncclick's test runner imports ``pdb`` to patch ``pdb.Pdb.__init__``: T100 said
     "Import for `pdb` found". A call that stops in the debugger has its own T100."""

@@ -181,6 +181,8 @@ review, and reading a little more of the file settles them:
 - ``B904`` (``raise`` in an ``except`` without ``from``) on an exception a command line
   prints as its message alone: argparse's ``ArgumentTypeError`` in a ``type=`` converter
   (webvtt-py 0.6), click's ``BadParameter``, ``SystemExit``. No traceback shows the chain.
+  Nor in a ``with pytest.raises(…)``, where the chain is what the test looks at
+  (exceptiongroup's tests of ``__context__``).
 
 And these are right about the code but wrong about its weight:
 
@@ -289,6 +291,7 @@ __all__ = [
     "only_anchored",
     "own_nodes",
     "parse_source",
+    "raised_where_expected",
     "raises_a_usage_message",
     "raises_on_purpose",
     "reads_a_property",
@@ -2055,6 +2058,19 @@ def raises_a_usage_message(source: str, row: int) -> bool:
             raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
             return _called_name(raised) in _SHOWN_AS_MESSAGES
     return False
+
+
+def raised_where_expected(source: str, row: int) -> bool:
+    """Whether ``row`` is in the body of a ``with`` that expects an exception
+    (``pytest.raises``, ``assertRaises``, …): exceptiongroup's tests raise in an
+    ``except`` there to see what the new exception's ``__context__`` holds."""
+    tree = parse_source(source)
+    return tree is not None and any(
+        isinstance(node, ast.With | ast.AsyncWith)
+        and any(_expects_a_raise(item.context_expr) for item in node.items)
+        and node.body[0].lineno <= row <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+    )
 
 
 def a_literal_value(source: str, row: int, column: int) -> bool:

@@ -74,6 +74,7 @@ from workers.review.false_alarms import (
     not_djangos_extra,
     one_value_over_lines,
     only_anchored,
+    raised_where_expected,
     raises_a_usage_message,
     raises_on_purpose,
     reads_a_calendar_field,
@@ -798,7 +799,10 @@ def _finding(
         or (code == "DTZ901" and reads_a_calendar_field(text, row, column))
         or (code == "SIM115" and keeps_the_file_open(text, row, column))
         or (code == "S301" and loads_what_it_pickled(text, row))
-        or (code == "B904" and raises_a_usage_message(text, row))
+        or (
+            code == "B904"
+            and (raises_a_usage_message(text, row) or raised_where_expected(text, row))
+        )
         or (code == "RUF009" and a_field_specifier(text, row, column))
         or (code in ("UP026", "UP035") and guarded_by_import_error(text, row))
         or (code is not None and in_the_librarys_own_package(path, code))
