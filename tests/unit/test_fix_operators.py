@@ -944,6 +944,9 @@ def test_constant_tries_the_other_base_of_the_units_its_function_names() -> None
     hours = "def hours(seconds):\n    return seconds / 60\n"
     afters = [p.after for p in generate_patches(hours, "a.py", 2, operators=["constant"])]
     assert afters[0] == hours.replace("/ 60", "/ 3600")
+    ratio = "class Time:\n    MINUTES_RATIO = SECONDS_RATIO * 100\n"
+    afters = [p.after for p in generate_patches(ratio, "a.py", 2, operators=["constant"])]
+    assert afters[0] == ratio.replace("100", "60")
     plain = "def share(part):\n    return part / 100\n"
     afters = [p.after for p in generate_patches(plain, "a.py", 2, operators=["constant"])]
     assert afters == [plain.replace("100", alt) for alt in ("1000", "10")]

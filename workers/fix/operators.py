@@ -2133,15 +2133,20 @@ _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 def _unit_scales(ctx: _Ctx, node: ast.AST, value: int) -> list[str]:
     """The other numbers of its units ``value`` may stand for, when the function around
     it names the units (its name, arguments, docstring, comments): pynmea2's degrees and
-    minutes divided ``float(m) / 100`` for ``/ 60``; seconds divided by 60 for hours. A
-    function that names no unit gets none: 100 there is a percentage as likely."""
+    minutes divided ``float(m) / 100`` for ``/ 60``; seconds divided by 60 for hours.
+    Outside a function, the statement's own names say it (pysrt's ``MINUTES_RATIO =
+    SECONDS_RATIO * 100``). Code that names no unit gets none: 100 there is a percentage
+    as likely."""
     scales = _UNIT_SCALES.get(value)
     if not scales:
         return []
     function = next((a for a in ctx.ancestors(node) if isinstance(a, _FUNCS)), None)
-    if function is None:
-        return []
-    words = {w.lower() for w in _WORD.findall(_source_of(ctx, function))}
+    if function is not None:
+        text = _source_of(ctx, function)
+    else:  # a constant of a class or module: its own statement names the units
+        statement = next((a for a in ctx.ancestors(node) if isinstance(a, ast.stmt)), None)
+        text = ctx.text(statement) if statement is not None else ""
+    words = {w.lower() for w in _WORD.findall(text)}
     return [str(n) for n in scales] if words & _UNIT_WORDS else []
 
 
