@@ -2142,20 +2142,12 @@ def _unit_scales(ctx: _Ctx, node: ast.AST, value: int) -> list[str]:
         return []
     function = next((a for a in ctx.ancestors(node) if isinstance(a, _FUNCS)), None)
     if function is not None:
-        text = _source_of(ctx, function)
+        text = ctx.text(function)  # its comments too: the tree has none
     else:  # a constant of a class or module: its own statement names the units
         statement = next((a for a in ctx.ancestors(node) if isinstance(a, ast.stmt)), None)
         text = ctx.text(statement) if statement is not None else ""
     words = {w.lower() for w in _WORD.findall(text)}
     return [str(n) for n in scales] if words & _UNIT_WORDS else []
-
-
-def _source_of(ctx: _Ctx, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    """The function's text, its comments included (the tree has none)."""
-    end = function.end_lineno or ctx.line
-    first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
-    stop = ctx.starts[end] if end < len(ctx.starts) else len(ctx.source)
-    return ctx.source[ctx.starts[first - 1] : stop]
 
 
 _DUALS = {
@@ -2252,12 +2244,11 @@ def _op_missing_argument(ctx: _Ctx) -> Iterator[_Edit]:
     func = ctx.enclosing_function()
     if func is None:
         return
-    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
 
     def recursive(node: ast.AST) -> bool:
-        call = parents.get(node)
+        call = ctx.parents.get(node)
         if isinstance(call, ast.keyword):
-            call = parents.get(call)
+            call = ctx.parents.get(call)
         if not isinstance(call, ast.Call):
             return False
         callee = call.func

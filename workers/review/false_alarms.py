@@ -1257,6 +1257,16 @@ def keeps_the_file_open(source: str, row: int, column: int) -> bool:
     if tree is None or offset is None:
         return False
     scope = _innermost_scope(tree, row)
+    for target in _assigned_the_call_at(scope, row, offset):
+        if isinstance(target, ast.Attribute | ast.Subscript):
+            return True
+        if isinstance(target, ast.Name) and _kept(scope, target.id):
+            return True
+    return False
+
+
+def _assigned_the_call_at(scope: ast.AST, row: int, offset: int) -> Iterator[ast.expr]:
+    """The single targets that ``scope`` assigns the call starting at ``row``/``offset``."""
     for node in ast.walk(scope):
         if (
             isinstance(node, ast.Assign)
@@ -1264,12 +1274,7 @@ def keeps_the_file_open(source: str, row: int, column: int) -> bool:
             and isinstance(node.value, ast.Call)
             and (node.value.lineno, node.value.col_offset) == (row, offset)
         ):
-            target = node.targets[0]
-            if isinstance(target, ast.Attribute | ast.Subscript):
-                return True
-            if isinstance(target, ast.Name) and _kept(scope, target.id):
-                return True
-    return False
+            yield node.targets[0]
 
 
 def closed_in_a_finally(source: str, row: int, column: int) -> bool:
@@ -1282,15 +1287,7 @@ def closed_in_a_finally(source: str, row: int, column: int) -> bool:
     if tree is None or offset is None:
         return False
     scope = _innermost_scope(tree, row)
-    opened = {
-        node.targets[0].id
-        for node in ast.walk(scope)
-        if isinstance(node, ast.Assign)
-        and len(node.targets) == 1
-        and isinstance(node.targets[0], ast.Name)
-        and isinstance(node.value, ast.Call)
-        and (node.value.lineno, node.value.col_offset) == (row, offset)
-    }
+    opened = {t.id for t in _assigned_the_call_at(scope, row, offset) if isinstance(t, ast.Name)}
     return any(
         isinstance(call, ast.Call)
         and isinstance(call.func, ast.Attribute)
@@ -2068,7 +2065,7 @@ def raised_where_expected(source: str, row: int) -> bool:
     return tree is not None and any(
         isinstance(node, ast.With | ast.AsyncWith)
         and any(_expects_a_raise(item.context_expr) for item in node.items)
-        and node.body[0].lineno <= row <= (node.end_lineno or node.lineno)
+        and any(isinstance(s, ast.Raise) and _on_row(s, row) for s in _statements(node.body))
         for node in ast.walk(tree)
     )
 
