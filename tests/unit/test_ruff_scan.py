@@ -1821,6 +1821,28 @@ def test_a_symbol_in_a_comment_or_docstring_is_written_as_meant() -> None:
     ]
 
 
+def test_a_character_named_beside_itself_is_written_as_meant() -> None:
+    """html2text's table of Windows-1252 characters: ``0x88: 0x02C6,  # MODIFIER LETTER
+    CIRCUMFLEX ACCENT (\u02c6)``. A line that names the character, by its Unicode name or
+    its code point, is about that character; the same letter in a line that names no
+    character, or names another, stays a remark."""
+    source = (
+        "CP1252 = {\n"
+        "    0x88: 0x02C6,  # MODIFIER LETTER CIRCUMFLEX ACCENT (\u02c6)\n"
+        "}\n"
+        'CARET = "\u02c6"  # U+02C6\n'
+        'HAT = "\u02c6"  # modifier letter circumflex accent\n'
+        "# a circumflex: \u02c6x\n"
+        'OTHER = "\u02c6"  # U+02C7\n'
+    )
+    found = scan({"pkg/charmap.py": ("", source)})
+
+    assert [(f.pattern, f.line) for f in found if f.pattern.startswith("ruff:RUF00")] == [
+        ("ruff:RUF003", 6),
+        ("ruff:RUF001", 7),
+    ]
+
+
 def test_a_weak_hash_cut_to_a_few_characters_is_minor() -> None:
     """plotext 6 names its download cache ``hashlib.md5(url.encode()).hexdigest()[:8]``;
     a whole md5 digest (a password's, a token's) stays "important"."""

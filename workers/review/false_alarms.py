@@ -85,6 +85,8 @@ review, and reading a little more of the file settles them:
   script (num2words' Chechen numerals and their noun-class letters, a Cyrillic be alone).
   In a comment or a docstring (RUF002/RUF003), a character that is no letter or digit at
   all: plotext 6's comments write "length by 1" with the multiplication sign, and mean it.
+  Nor on a line that names the character, by its Unicode name or its code point:
+  html2text's table of Windows-1252 characters shows each one beside its name.
 - ``F401`` (unused import) on a name a ``# type:`` comment uses: ruff does not read
   type comments (PEP 484's form for Python 2 and older tools), pyflakes did. sentry-sdk
   2.14 imports ``Any`` and the rest under ``TYPE_CHECKING`` for ``# type: (Any) -> None``
@@ -1558,6 +1560,23 @@ def a_digest_cut_short(source: str, row: int) -> bool:
         ):
             return True
     return False
+
+
+def names_the_character(source: str, row: int, message: str) -> bool:
+    """Whether line ``row`` names the character ruff's RUF001-3 ``message`` is about, by
+    its Unicode name or its code point (``U+02C6``, ``0x02C6``, ``\\u02c6``): html2text's
+    table of Windows-1252 characters writes ``0x88: 0x02C6,  # MODIFIER LETTER CIRCUMFLEX
+    ACCENT`` and then the accent itself. A line about a character shows it on purpose."""
+    found = _AMBIGUOUS.search(message)
+    lines = _LINE_BREAK.split(source)
+    if found is None or not 0 < row <= len(lines):
+        return False
+    char, line = found.group(1), lines[row - 1]
+    name = unicodedata.name(char, "")
+    if name and name.casefold() in line.casefold():
+        return True
+    point = rf"(?:U\+|0x|\\u|\\U|&#x)0*{ord(char):X}(?![0-9A-F])"
+    return re.search(point, line, re.IGNORECASE) is not None
 
 
 def a_symbol_in_prose(message: str) -> bool:

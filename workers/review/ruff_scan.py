@@ -71,6 +71,7 @@ from workers.review.false_alarms import (
     loop_variable_read_after,
     mutated_nowhere_in_the_file,
     names_a_shell,
+    names_the_character,
     not_djangos_extra,
     one_value_over_lines,
     only_anchored,
@@ -783,6 +784,7 @@ def _finding(
         or (code == "F401" and in_type_comments(text, message))
         or (code in ("RUF001", "RUF002", "RUF003") and in_its_own_script(text, row, message))
         or (code in ("RUF002", "RUF003") and a_symbol_in_prose(message))
+        or (code in ("RUF001", "RUF002", "RUF003") and names_the_character(text, row, message))
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "F811" and in_a_namespace_class(text, row))
