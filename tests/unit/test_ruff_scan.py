@@ -1843,6 +1843,25 @@ def test_a_character_named_beside_itself_is_written_as_meant() -> None:
     ]
 
 
+def test_annotations_read_from_a_dict_as_the_fallback_of_get_annotations_are_no_remark() -> None:
+    """mypy-extensions 1.1: ``annotationlib.get_annotations(tp)`` on 3.14, and
+    ``tp.__dict__.get('__annotations__', {})`` below it for the Pythons before. A function
+    that reads the dict alone keeps RUF063."""
+    source = (
+        "import sys\n\n\n"
+        "def own_annotations(tp):\n"
+        "    if sys.version_info >= (3, 14):\n"
+        "        import annotationlib\n"
+        "        return annotationlib.get_annotations(tp)\n"
+        "    return tp.__dict__.get('__annotations__', {})\n\n\n"
+        "def fields(tp):\n"
+        "    return tp.__dict__.get('__annotations__', {})\n"
+    )
+    found = scan({"pkg/typed.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF063"] == [12]
+
+
 def test_a_weak_hash_cut_to_a_few_characters_is_minor() -> None:
     """plotext 6 names its download cache ``hashlib.md5(url.encode()).hexdigest()[:8]``;
     a whole md5 digest (a password's, a token's) stays "important"."""

@@ -87,6 +87,8 @@ review, and reading a little more of the file settles them:
   all: plotext 6's comments write "length by 1" with the multiplication sign, and mean it.
   Nor on a line that names the character, by its Unicode name or its code point:
   html2text's table of Windows-1252 characters shows each one beside its name.
+- ``RUF063`` (annotations read from a class's ``__dict__``) in a function that calls
+  ``get_annotations`` too: the dict read is its fallback for older Pythons.
 - ``F401`` (unused import) on a name a ``# type:`` comment uses: ruff does not read
   type comments (PEP 484's form for Python 2 and older tools), pyflakes did. sentry-sdk
   2.14 imports ``Any`` and the rest under ``TYPE_CHECKING`` for ``# type: (Any) -> None``
@@ -1577,6 +1579,23 @@ def names_the_character(source: str, row: int, message: str) -> bool:
         return True
     point = rf"(?:U\+|0x|\\u|\\U|&#x)0*{ord(char):X}(?![0-9A-F])"
     return re.search(point, line, re.IGNORECASE) is not None
+
+
+def falls_back_from_get_annotations(source: str, row: int) -> bool:
+    """Whether the function holding ``row`` (or the module) also calls ``get_annotations``:
+    mypy-extensions 1.1 reads ``annotationlib.get_annotations(tp)`` on 3.14 and
+    ``tp.__dict__.get('__annotations__', {})`` on the Pythons before, where the class's
+    dict is where annotations live. The dict read there is the fallback RUF063 asks for."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(_innermost_scope(tree, row)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name == "get_annotations":
+                return True
+    return False
 
 
 def a_symbol_in_prose(message: str) -> bool:

@@ -49,6 +49,7 @@ from workers.review.false_alarms import (
     default_only_read,
     defines_names_at_run_time,
     escapes_every_value,
+    falls_back_from_get_annotations,
     filters_where_python_can,
     formats_with_its_own_spec,
     formatted_as_one,
@@ -784,6 +785,7 @@ def _finding(
         or (code == "F401" and in_type_comments(text, message))
         or (code in ("RUF001", "RUF002", "RUF003") and in_its_own_script(text, row, message))
         or (code in ("RUF002", "RUF003") and a_symbol_in_prose(message))
+        or (code == "RUF063" and falls_back_from_get_annotations(text, row))
         or (code in ("RUF001", "RUF002", "RUF003") and names_the_character(text, row, message))
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
