@@ -1862,6 +1862,34 @@ def test_annotations_read_from_a_dict_as_the_fallback_of_get_annotations_are_no_
     assert [f.line for f in found if f.pattern == "ruff:RUF063"] == [12]
 
 
+def test_a_url_opened_from_web_addresses_written_here_is_no_remark() -> None:
+    """crccheck 1.3's catalogue downloader: ``for url in urls: urllib.request.urlopen(url)``
+    over a tuple of ``https://`` addresses. Ruff leaves a literal address alone but not a
+    name bound to one; a name a caller passes in (any scheme) keeps S310."""
+    source = (
+        "import urllib.request\n\n"
+        "URLS = (\n"
+        "    'https://example.org/a.htm',\n"
+        "    'https://example.org/b.htm',\n"
+        ")\n"
+        "BASE = 'https://example.org/api'\n\n\n"
+        "def catalogue():\n"
+        "    for url in URLS:\n"
+        "        yield urllib.request.urlopen(url).read()\n\n\n"
+        "def item(n):\n"
+        "    address = f'{BASE}/items/{n}'\n"
+        "    return urllib.request.urlopen(address)\n\n\n"
+        "def fetch(url):\n"
+        "    return urllib.request.urlopen(url)\n\n\n"
+        "def mixed(local):\n"
+        "    for where in ('https://example.org/c', local):\n"
+        "        urllib.request.urlopen(where)\n"
+    )
+    found = scan({"pkg/download.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S310"] == [21, 26]
+
+
 def test_a_weak_hash_cut_to_a_few_characters_is_minor() -> None:
     """plotext 6 names its download cache ``hashlib.md5(url.encode()).hexdigest()[:8]``;
     a whole md5 digest (a password's, a token's) stays "important"."""

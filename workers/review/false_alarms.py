@@ -87,6 +87,9 @@ review, and reading a little more of the file settles them:
   all: plotext 6's comments write "length by 1" with the multiplication sign, and mean it.
   Nor on a line that names the character, by its Unicode name or its code point:
   html2text's table of Windows-1252 characters shows each one beside its name.
+- ``S310`` (a URL opened with any scheme) where every address the call can open is one
+  the file writes with ``http://`` or ``https://``, read through the names bound to it:
+  crccheck 1.3's downloader loops over a tuple of ``https://`` addresses.
 - ``RUF063`` (annotations read from a class's ``__dict__``) in a function that calls
   ``get_annotations`` too: the dict read is its fallback for older Pythons.
 - ``F401`` (unused import) on a name a ``# type:`` comment uses: ruff does not read
@@ -772,6 +775,108 @@ def own_nodes(scope: ast.AST, skip: tuple[type[ast.AST], ...] = ()) -> list[ast.
 
 def _binds(target: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+
+
+_OPENS_URLS = frozenset({"urlopen", "Request", "urlretrieve"})
+_WEB_SCHEMES = ("http://", "https://")
+
+
+def opens_web_addresses_only(source: str, row: int) -> bool:
+    """Whether every ``urlopen``/``Request``/``urlretrieve`` call on ``row`` (S310) opens an
+    address this file writes with an ``http(s)://`` scheme, through the names bound to it:
+    crccheck 1.3's downloader loops ``for url in urls`` over a tuple of ``https://``
+    addresses. Ruff leaves a literal address alone but does not follow a name; a
+    parameter, or any binding it cannot read, keeps the remark."""
+    tree = parse_source(source)
+    calls = [
+        call
+        for call in _calls_on(source, row)
+        if _called_name(call.func) in _OPENS_URLS and call.lineno == row
+    ]
+    if tree is None or not calls:
+        return False
+    scopes = [*reversed(_functions_around(tree, row)), tree]
+    parents = _parent_map(tree)
+    return all(
+        bool(call.args) and _a_web_address(call.args[0], scopes, parents, 4) for call in calls
+    )
+
+
+def _parent_map(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+_Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _a_web_address(
+    node: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST], depth: int
+) -> bool:
+    """Whether ``node`` is an ``http(s)://`` address, reading names in ``scopes``
+    (innermost first, as Python looks them up)."""
+    if depth < 0:
+        return False
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value.lower().startswith(_WEB_SCHEMES)
+    if isinstance(node, ast.JoinedStr) and node.values:
+        first = node.values[0]
+        inner = first.value if isinstance(first, ast.FormattedValue) else first
+        return _a_web_address(inner, scopes, parents, depth - 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        return _a_web_address(node.left, scopes, parents, depth - 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr == "format" and _a_web_address(
+            node.func.value, scopes, parents, depth - 1
+        )
+    if isinstance(node, ast.Name):
+        values = _values_bound(node.id, scopes, parents)
+        return bool(values) and all(
+            v is not None and _a_web_address(v, scopes, parents, depth - 1) for v in values
+        )
+    return False
+
+
+def _values_bound(
+    name: str, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
+) -> list[ast.expr | None]:
+    """What each binding of ``name`` in the innermost of ``scopes`` that binds it gives
+    it (None: one this cannot read, a parameter, an import, an augmented assignment): an
+    assignment's value, or each element of the literal a ``for`` loop iterates, directly
+    or through a name."""
+    for scope in scopes:
+        values: list[ast.expr | None] = []
+        for node in own_nodes(scope):
+            if (isinstance(node, ast.arg) and node.arg == name) or (
+                isinstance(node, ast.alias) and (node.asname or node.name).split(".")[0] == name
+            ):
+                values.append(None)
+            elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                holder = parents.get(node)
+                if isinstance(holder, ast.Assign | ast.AnnAssign) and holder.value is not None:
+                    values.append(holder.value)
+                elif isinstance(holder, ast.For | ast.comprehension) and holder.target is node:
+                    values.extend(_elements_iterated(holder.iter, scopes, parents))
+                else:
+                    values.append(None)
+        if values:
+            return values
+    return []
+
+
+def _elements_iterated(
+    node: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
+) -> list[ast.expr | None]:
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return list(node.elts) or [None]
+    if isinstance(node, ast.Name):
+        found: list[ast.expr | None] = []
+        for value in _values_bound(node.id, scopes, parents):
+            if isinstance(value, ast.Tuple | ast.List | ast.Set) and value.elts:
+                found.extend(value.elts)
+            else:
+                found.append(None)
+        return found or [None]
+    return [None]
 
 
 _RUNS_CODE = frozenset({"exec", "eval"})

@@ -76,6 +76,7 @@ from workers.review.false_alarms import (
     not_djangos_extra,
     one_value_over_lines,
     only_anchored,
+    opens_web_addresses_only,
     raised_where_expected,
     raises_a_usage_message,
     raises_on_purpose,
@@ -785,6 +786,7 @@ def _finding(
         or (code == "F401" and in_type_comments(text, message))
         or (code in ("RUF001", "RUF002", "RUF003") and in_its_own_script(text, row, message))
         or (code in ("RUF002", "RUF003") and a_symbol_in_prose(message))
+        or (code == "S310" and opens_web_addresses_only(text, row))
         or (code == "RUF063" and falls_back_from_get_annotations(text, row))
         or (code in ("RUF001", "RUF002", "RUF003") and names_the_character(text, row, message))
         or (code == "F401" and reexported_by_its_package(path, message))
