@@ -2086,6 +2086,24 @@ def test_a_field_of_datetime_min_is_the_same_in_every_timezone() -> None:
     assert [f.line for f in found if f.pattern == "ruff:DTZ901"] == [7]
 
 
+def test_a_file_an_exit_stack_enters_is_no_remark() -> None:
+    """pyaml 26's command line: ``dsts.enter_context(safe_replacement(p) if not
+    special else open(p, 'w'))``. Ruff leaves ``enter_context(open(p))`` alone but not the
+    same call behind a conditional; a file opened beside the stack keeps SIM115."""
+    source = (
+        "import contextlib\n\n\n"
+        "def write(path, special, text):\n"
+        "    with contextlib.ExitStack() as stack:\n"
+        "        dst = stack.enter_context(replacing(path) if not special else open(path, 'w'))\n"
+        "        log = open(path + '.log', 'w')\n"
+        "        dst.write(text)\n"
+        "        log.write(text)\n"
+    )
+    found = scan({"pkg/cli.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM115"] == [7]
+
+
 def test_a_file_closed_in_a_finally_is_minor() -> None:
     """textfsm's terminal opens ``/dev/tty`` or falls back to stdin, and closes the file
     in a ``finally``: a ``with`` cannot say "this file or stdin", and the close is there.

@@ -87,6 +87,8 @@ review, and reading a little more of the file settles them:
   all: plotext 6's comments write "length by 1" with the multiplication sign, and mean it.
   Nor on a line that names the character, by its Unicode name or its code point:
   html2text's table of Windows-1252 characters shows each one beside its name.
+- ``SIM115`` (a file opened without a ``with``) on a file that goes, through a
+  conditional, straight into an exit stack's ``enter_context``: pyaml 26's command line.
 - ``S310`` (a URL opened with any scheme) where every address the call can open is one
   the file writes with ``http://`` or ``https://``, read through the names bound to it:
   crccheck 1.3's downloader loops over a tuple of ``https://`` addresses.
@@ -1384,6 +1386,35 @@ def _assigned_the_call_at(scope: ast.AST, row: int, offset: int) -> Iterator[ast
             and (node.value.lineno, node.value.col_offset) == (row, offset)
         ):
             yield node.targets[0]
+
+
+_ENTERS = frozenset({"enter_context", "enter_async_context"})
+
+
+def entered_in_a_stack(source: str, row: int, column: int) -> bool:
+    """Whether the file opened at ``row``/``column`` goes, as one branch of a conditional
+    or an ``or``, straight into an exit stack's ``enter_context`` (pyaml 26's command
+    line: ``dsts.enter_context(safe_replacement(p) if not special else open(p, 'w'))``).
+    The stack closes it as a ``with`` would; ruff sees that only for a bare ``open``."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    parents = _parent_map(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (node.lineno, node.col_offset) == (row, offset):
+            child: ast.AST = node
+            holder = parents.get(child)
+            while isinstance(holder, ast.IfExp | ast.BoolOp) and child is not getattr(
+                holder, "test", None
+            ):
+                child, holder = holder, parents.get(holder)
+            return (
+                isinstance(holder, ast.Call)
+                and child in holder.args
+                and _called_name(holder.func) in _ENTERS
+            )
+    return False
 
 
 def closed_in_a_finally(source: str, row: int, column: int) -> bool:

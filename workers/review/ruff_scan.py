@@ -48,6 +48,7 @@ from workers.review.false_alarms import (
     compares_with_a_supported_python,
     default_only_read,
     defines_names_at_run_time,
+    entered_in_a_stack,
     escapes_every_value,
     falls_back_from_get_annotations,
     filters_where_python_can,
@@ -804,6 +805,7 @@ def _finding(
         or (code in ("E711", "E712") and compares_a_comparison(text, row, column))
         or (code == "DTZ901" and reads_a_calendar_field(text, row, column))
         or (code == "SIM115" and keeps_the_file_open(text, row, column))
+        or (code == "SIM115" and entered_in_a_stack(text, row, column))
         or (code == "S301" and loads_what_it_pickled(text, row))
         or (
             code == "B904"
