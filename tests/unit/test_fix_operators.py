@@ -1024,6 +1024,15 @@ def test_min_max_swaps_a_string_method_for_its_dual() -> None:
     assert_fixes(buggy, 'tail = path.removesuffix("/")\n', "tail", "min-max")
 
 
+def test_min_max_swaps_a_span_end_for_its_start() -> None:
+    # docstring-parser's last section cut from `matches[-1].start()` for `.end()`: its own
+    # title stayed in its text, and no candidate in 60 runs put the end back.
+    buggy = "splits.append((matches[-1].start(), len(text)))\n"
+    assert_fixes(buggy, "splits.append((matches[-1].end(), len(text)))\n", "splits", "min-max")
+    buggy = "rest = data[match.end() :]\n"
+    assert_fixes(buggy, "rest = data[match.start() :]\n", "rest", "min-max")
+
+
 def test_min_max_swaps_a_mapping_view_for_its_sibling() -> None:
     # toolz's valmap with `d.values()` made `d.keys()`: 39 attempts, no candidate fixed it.
     buggy = src(

@@ -2179,6 +2179,8 @@ _DUALS = {
     "removesuffix": "removeprefix",
     "keys": "values",
     "values": "keys",
+    "start": "end",  # a match's or a span's ends (docstring-parser's sections)
+    "end": "start",
 }
 
 
