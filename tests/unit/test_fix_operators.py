@@ -1414,6 +1414,24 @@ def test_off_by_one_counts_an_index_from_the_other_end() -> None:
     )
 
 
+def test_off_by_one_counts_a_number_read_from_text_from_zero() -> None:
+    """html2text's ``<ol start="3">`` read as ``int(attrs["start"])`` for ``… - 1`` (its
+    counter adds one before each item; not fixed in 60 runs, no candidate touched it): a
+    number parsed from text is 1-based as people write it, and code often counts from 0.
+    A number already offset (``int(s) - 1``) gets the literal's own bumps."""
+    buggy = 'def start(attrs):\n    return int(attrs["start"])\n'
+    assert_fixes(
+        buggy,
+        buggy.replace('int(attrs["start"])', 'int(attrs["start"]) - 1'),
+        "return",
+        "off-by-one",
+    )
+    offset = "def row(text):\n    return int(text) - 1\n"
+    afters = [p.after for p in generate_patches(offset, "a.py", 2, operators=["off-by-one"])]
+    assert "def row(text):\n    return int(text) - 1 - 1\n" not in afters
+    assert "def row(text):\n    return int(text)\n" in afters
+
+
 def test_missing_argument_passes_a_parameter_the_function_never_reads() -> None:
     """geojson's ``clean_coordinates(cls, coords, precision)`` with ``round(coord)`` for
     ``round(coord, precision)``: ``precision`` reaches the function and goes nowhere (not

@@ -755,6 +755,16 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             targets.append((0, parent if adjusted and parent else node, False))
         elif isinstance(node, ast.Call):
             targets.extend(_count_arguments(ctx, node))
+            parent = ctx.parents.get(node)
+            offset = (
+                isinstance(parent, ast.BinOp)
+                and isinstance(parent.op, ast.Add | ast.Sub)
+                and _int_value(parent.right) is not None
+            )
+            if _is_call_to(node, "int") and not offset:
+                # a number read from text, 1-based as people write it: html2text's
+                # `<ol start="3">` read as `int(attrs["start"])` for `… - 1`
+                targets.append((2, node, False))
             dividend = node.args[0] if _is_call_to(node, "divmod") and node.args else None
             if dividend is not None and not isinstance(dividend, ast.Starred):
                 targets.append((1, dividend, False))  # as `x // n` below
