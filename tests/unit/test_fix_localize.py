@@ -27,6 +27,7 @@ from workers.fix.localize import (
     canonical_test_id,
     case_key,
     coverage_argv,
+    from_checked_attributes,
     from_failures,
     from_issue_text,
     from_test_names,
@@ -303,6 +304,89 @@ def test_from_failures_reads_repo_frames_of_failing_tests_only() -> None:
     assert lines_of(suspects) == [("src/pkg/mod.py", 5), ("src/pkg/api.py", 2)]
     assert suspects[0].score == 1.0 and suspects[0].why == "failing test traceback (2 of 2 failing)"
     assert suspects[1].score == pytest.approx(0.4)  # 0.8 in one of two failures
+
+
+# --- attributes a failing assert reads ---------------------------------------------------
+CHECKED_FILES = {
+    "pkg/common.py": (
+        "class Doc:\n"
+        "    def __init__(self):\n"
+        "        self.blank_after = False\n"
+        "        self.title = None\n"
+    ),
+    "pkg/google.py": (
+        "from pkg.common import Doc\n\n\n"
+        "def parse(text):\n"
+        "    doc = Doc()\n"
+        "    doc.blank_after = text.endswith('\\n')\n"
+        "    doc.title = text.split()[0]\n"
+        "    return doc\n"
+    ),
+    "pkg/rest.py": (
+        "from pkg.common import Doc\n\n\n"
+        "def parse(text):\n"
+        "    doc = Doc()\n"
+        "    doc.blank_after = text.endswith('\\n\\n')\n"
+        "    return doc\n"
+    ),
+    "tests/test_google.py": (
+        "from pkg.google import parse\n\n\n"
+        "def test_blank():\n"
+        "    doc = parse('a\\n')\n"
+        "    assert doc.blank_after is False\n\n\n"
+        "def test_title():\n"
+        "    assert parse('a b').title.upper() == 'A'\n"
+    ),
+}
+CHECKED_REPORT = (
+    ">       assert doc.blank_after is False\n"
+    "E       assert True is False\n"
+    "E        +  where True = <pkg.common.Doc object at 0x7f>.blank_after\n\n"
+    "tests/test_google.py:6: AssertionError\n"
+)
+
+
+def test_the_lines_that_set_what_a_failing_assert_reads_are_suspects() -> None:
+    """docstring-parser's ``assert docstring.blank_after_long_description == expected``
+    with the Google parser's ``endswith`` short of a newline: the line that sets the
+    attribute, among those the failing test ran (not the other parsers')."""
+    failing = result("tests/test_google.py::test_blank", "failed", CHECKED_REPORT)
+    spectrum = {
+        "tests.test_google.test_blank": {
+            ("pkg/common.py", 3),
+            ("pkg/common.py", 4),
+            ("pkg/google.py", 5),
+            ("pkg/google.py", 6),
+            ("pkg/google.py", 7),
+        }
+    }
+    suspects = from_checked_attributes([failing], CHECKED_FILES, spectrum)
+
+    assert lines_of(suspects) == [("pkg/common.py", 3), ("pkg/google.py", 6)]
+    assert {s.why for s in suspects} == {"sets what a failing assert checks"}
+    without_coverage = from_checked_attributes([failing], CHECKED_FILES)
+    assert ("pkg/rest.py", 6) in lines_of(without_coverage)
+
+
+def test_an_attribute_set_on_many_lines_or_a_method_called_points_nowhere() -> None:
+    many = {
+        **CHECKED_FILES,
+        "pkg/more.py": "".join(f"def f{i}(d):\n    d.blank_after = {i}\n" for i in range(5)),
+    }
+    failing = result("tests/test_google.py::test_blank", "failed", CHECKED_REPORT)
+    assert from_checked_attributes([failing], many) == []
+    called = result(
+        "tests/test_google.py::test_title",
+        "failed",
+        ">       assert parse('a b').title.upper() == 'A'\n\n"
+        "tests/test_google.py:10: AssertionError\n",
+    )
+    assert lines_of(from_checked_attributes([called], CHECKED_FILES)) == [
+        ("pkg/common.py", 4),
+        ("pkg/google.py", 7),
+    ]
+    passed = result("tests/test_google.py::test_blank", "passed", CHECKED_REPORT)
+    assert from_checked_attributes([passed], CHECKED_FILES) == []
 
 
 def test_from_failures_without_frames_is_empty() -> None:

@@ -74,6 +74,7 @@ WHY_FAILURE = "failing test traceback"
 WHY_OCHIAI = "ochiai"
 WHY_COMMENT = "comment shares words with the issue"
 WHY_TEST_NAME = "failing test named after it"
+WHY_CHECKED = "sets what a failing assert checks"
 
 # Kind -> weight after per-source normalisation: where a test or the issue's traceback
 # says the error happened counts most; a file merely named counts least.
@@ -83,6 +84,7 @@ KIND_WEIGHTS: dict[str, float] = {
     WHY_LINE: 2.5,
     WHY_OCHIAI: 2.0,
     WHY_TEST_NAME: 2.0,
+    WHY_CHECKED: 1.0,
     WHY_SYMBOL: 1.0,
     WHY_COMMENT: 1.0,
     WHY_FILE: 0.5,
@@ -1102,6 +1104,103 @@ def from_failures(tests: Sequence[TestResult], files: Mapping[str, str]) -> list
         for (path, line), total in totals.items()
         if _suspect_path_ok(path)
     )
+
+
+# An attribute set on more lines than this says nothing about which one is wrong.
+MAX_SETTERS = 4
+
+
+def from_checked_attributes(
+    tests: Sequence[TestResult], files: Mapping[str, str], spectrum: Spectrum | None = None
+) -> list[Suspect]:
+    """The lines that set an attribute a failing test's own assert reads, outside the
+    tests, and that the test ran when coverage says: docstring-parser's ``assert
+    docstring.blank_after_long_description == expected`` failed where ``endswith("\\n\\n")``
+    had lost a newline, on the line of the Google parser that sets it, which every passing
+    test runs too (ochiai put it past the 12th); the other parsers' lines that set it did
+    not run. A line scores by the share of failing tests whose assert reads what it sets;
+    an attribute set on more than :data:`MAX_SETTERS` of those lines, or a method called,
+    points nowhere."""
+    failing = [t for t in tests if t.outcome in ("failed", "error")]
+    if not failing:
+        return []
+    index = _PathIndex(files)
+    keys = _match_ids([t.nodeid for t in failing], spectrum) if spectrum is not None else {}
+    setters: dict[str, list[tuple[str, int]]] | None = None
+    totals: dict[tuple[str, int], float] = defaultdict(float)
+    for test in failing:
+        names = _asserted_attributes(failure_text(test), files, index)
+        if not names:
+            continue
+        if setters is None:
+            setters = _attribute_setters(files)
+        key = keys.get(test.nodeid)
+        ran = spectrum[key] if spectrum is not None and key is not None else None
+        for name in names:
+            found = [loc for loc in setters.get(name, []) if ran is None or loc in ran]
+            if len(found) <= MAX_SETTERS:
+                for loc in found:
+                    totals[loc] += 1.0
+    n = len(failing)
+    return _sorted(
+        Suspect(path, line, min(1.0, total / n), WHY_CHECKED)
+        for (path, line), total in totals.items()
+    )
+
+
+def _asserted_attributes(text: str, files: Mapping[str, str], index: _PathIndex) -> set[str]:
+    """The attributes (not methods) the innermost test frame's ``assert`` (or
+    ``self.assert…(…)`` call) reads."""
+    frames = [
+        (path, line)
+        for raw, line in frames_of(text)
+        for path in index.resolve(raw)[:1]
+        if is_test_path(path)
+    ]
+    if not frames:
+        return set()
+    path, line = frames[-1]
+    tree = _parse_source(files.get(path, ""))
+    statement = _statement_at(tree, line) if tree is not None else None
+    if isinstance(statement, ast.Assert):
+        checked: ast.AST = statement.test
+    elif (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Attribute)
+        and statement.value.func.attr.startswith("assert")
+    ):
+        checked = ast.Module(body=[ast.Expr(a) for a in statement.value.args], type_ignores=[])
+    else:
+        return set()
+    called = {id(n.func) for n in ast.walk(checked) if isinstance(n, ast.Call)}
+    return {
+        n.attr
+        for n in ast.walk(checked)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.ctx, ast.Load)
+        and id(n) not in called
+        and not n.attr.startswith("__")
+    }
+
+
+def _attribute_setters(files: Mapping[str, str]) -> dict[str, list[tuple[str, int]]]:
+    """Attribute name → the lines outside the tests that assign it (``x.name = …``)."""
+    found: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for path, source in files.items():
+        if is_test_path(path) or not _suspect_path_ok(path):
+            continue
+        tree = _parse_source(source)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for part in ast.walk(target):
+                        if isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store):
+                            found[part.attr].append((path, node.lineno))
+    return found
 
 
 # --- spectrum: test ids and ochiai -----------------------------------------------------

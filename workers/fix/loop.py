@@ -795,6 +795,7 @@ class FixLoop:
         if spectrum is not None:
             sources.append(localize.ochiai(spectrum, baseline.failed, baseline.passed, files))
         sources.append(localize.from_test_names(sorted(baseline.failed), files, spectrum))
+        sources.append(localize.from_checked_attributes(tests, files, spectrum))
         named = [(s.path, s.line) for source in sources for s in source]
         sources.append(localize.from_issue_comments(issue_text, files, named))
         return localize.rank(*sources, limit=MAX_SUSPECTS * 3)
