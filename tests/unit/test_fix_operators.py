@@ -609,6 +609,23 @@ def test_constant_turns_a_word_into_its_opposite_in_its_own_case_and_quotes() ->
         assert generate_patches(f"X = {untouched}\n", "a.py", 1, operators=["constant"]) == []
 
 
+def test_constant_repeats_a_run_of_one_character_once_more_or_less() -> None:
+    """docstring-parser's ``long_desc_chunk.endswith("\\n")`` for ``"\\n\\n"`` (a blank
+    line is two newlines; not fixed in 60 runs, no template wrote the second): a run of
+    one punctuation or space character one longer or shorter, in its own quotes and
+    escapes. Words and mixed strings are left alone."""
+    buggy = 'blank = chunk.endswith("\\n")\n'
+    patches = generate_patches(buggy, "a.py", 1, operators=["constant"])
+    assert [p.after for p in patches] == ['blank = chunk.endswith("\\n\\n")\n']
+    heading = "MARK = '##'\n"
+    afters = [p.after for p in generate_patches(heading, "a.py", 1, operators=["constant"])]
+    assert afters == ["MARK = '#'\n", "MARK = '###'\n"]
+    for untouched in ('"aa"', '"-="', "'x'"):
+        assert generate_patches(f"X = {untouched}\n", "a.py", 1, operators=["constant"]) == []
+    joined = 'text = " ".join(words)\n'
+    assert generate_patches(joined, "a.py", 1, operators=["constant"]) == []
+
+
 def test_slice_bound_turns_a_step_the_other_way() -> None:
     """python-barcode's EAN-13 checksum with ``ean[-1::2]`` for ``ean[-1::-2]``: the odd
     digits counted from the end; no candidate changed a step before."""

@@ -2004,6 +2004,12 @@ def _op_constant(ctx: _Ctx) -> Iterator[_Edit]:
             alts = ['""', "0", "False"]
         elif value == "":
             alts = ["None"]
+        elif (
+            isinstance(value, str)
+            and not isinstance(ctx.parents.get(node), ast.Attribute)  # `" ".join`: a separator
+            and (runs := _run_lengths(ctx.text(node), value))
+        ):
+            alts = runs
         elif isinstance(value, str) and (opposite := _opposite_word(value)) is not None:
             written = ctx.text(node)  # its quotes kept
             if written.count(value) != 1:
@@ -2070,6 +2076,30 @@ _OPPOSITE_WORDS = dict(
     for pair in ((a, b), (b, a))
     if pair[0] not in ("end", "next")  # two words pair with them: no single opposite
 )
+
+
+MAX_RUN = 4
+
+
+def _run_lengths(written: str, value: str) -> list[str]:
+    """A string of one punctuation or space character repeated (``"\\n"``, ``"##"``),
+    written one shorter and one longer, in its own quotes and escapes: docstring-parser's
+    blank line tested with ``endswith("\\n")`` for ``"\\n\\n"``. Not a separator
+    whose method is called (``" ".join``): its length is rarely what is wrong."""
+    n = len(value)
+    if not 1 <= n <= MAX_RUN or len(set(value)) != 1 or value.isalnum():
+        return []
+    quote = written.lstrip("rRuUbB")[:1]
+    if quote not in ("'", '"') or written.lstrip("rRuUbB").startswith(quote * 3):
+        return []
+    start = written.index(quote) + 1
+    body = written[start:-1]
+    unit = body[: len(body) // n] if len(body) % n == 0 else ""
+    if not unit or unit * n != body:
+        return []
+    head, tail = written[:start], written[-1:]
+    counts = [n - 1, n + 1] if n > 1 else [n + 1]
+    return [head + unit * k + tail for k in counts]
 
 
 def _opposite_word(value: str) -> str | None:
