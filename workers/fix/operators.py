@@ -1098,28 +1098,36 @@ def _swap(ctx: _Ctx, a: ast.AST, b: ast.AST) -> tuple[int, int, str] | None:
     return sa[0], sb[1], text
 
 
+MAX_UNPACKED = 5  # names an unpacking may have for two of them to be swapped
+
+
 def _op_swap_arguments(ctx: _Ctx) -> Iterator[_Edit]:
     """``f(a, b)`` → ``f(b, a)``, ``a - b`` → ``b - a`` and ``a if c else b`` → ``b if c
     else a``: operands in the wrong order; ``s.m(a).m(b)`` → ``s.m(b).m(a)``, two steps
     of one kind done in the wrong order (unescaping ``~0`` before ``~1``); and ``a, b =
     pair`` → ``b, a = pair``, a pair unpacked the wrong way round (munch's
-    ``__setstate__`` read its ``(default, dict)`` state as ``state_dict, default``)."""
+    ``__setstate__`` read its ``(default, dict)`` state as ``state_dict, default``), or two
+    of several (docstring-parser's ``key, arg_name, type_name = args``)."""
     for node in ctx.nodes:
         if isinstance(node, ast.Assign | ast.For):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if (
+                if not (
                     isinstance(target, ast.Tuple | ast.List)
-                    and len(target.elts) == 2
+                    and 2 <= len(target.elts) <= MAX_UNPACKED
                     and ctx.touches(target)
                 ):
-                    first, second = target.elts
+                    continue
+                names = target.elts
+                for i, j in itertools.combinations(range(len(names)), 2):
+                    first, second = names[i], names[j]
                     if isinstance(first, ast.Starred) or isinstance(second, ast.Starred):
                         continue
                     swapped = _swap(ctx, first, second)
                     if swapped and ctx.text(first) != ctx.text(second):
                         desc = f"swap `{_show(ctx.text(first))}` and `{_show(ctx.text(second))}`"
-                        yield _Edit((1, swapped[0]), *swapped, desc)
+                        # neighbours first: two of several names written in each other's place
+                        yield _Edit((1 if j == i + 1 else 2, swapped[0]), *swapped, desc)
         if isinstance(node, ast.Call):
             chained = _swap_chained(ctx, node)
             if chained is not None:
