@@ -27,6 +27,31 @@ def test_tests_missing_from_a_full_run_count_as_broken() -> None:
     assert not verdict.success and verdict.broken == {"third"}
 
 
+def test_cases_renamed_by_the_fix_and_passing_under_their_new_ids_are_not_broken() -> None:
+    """annotated-types names its test cases after the constraints the code under test
+    expands (``test_valid_cases[Annotated[int, Le(le=4)] …]``): the right fix renamed 14
+    passing cases, and they counted as broken. A case gone from a test function is not
+    broken when as many new cases of that function pass; fewer, or a test that was not
+    parametrized, still are."""
+    baseline = outcome(**{"t::target": "failed", "t::cases[Le(4)]": "passed", "t::other": "passed"})
+
+    renamed = score(
+        baseline,
+        outcome(**{"t::target": "passed", "t::cases[Lt(4)]": "passed", "t::other": "passed"}),
+        None,
+    )
+    fewer = score(baseline, outcome(**{"t::target": "passed", "t::other": "passed"}), None)
+    failing = score(
+        baseline,
+        outcome(**{"t::target": "passed", "t::cases[Lt(4)]": "failed", "t::other": "passed"}),
+        None,
+    )
+
+    assert renamed.success and not renamed.broken
+    assert fewer.broken == {"t::cases[Le(4)]"}
+    assert failing.broken == {"t::cases[Le(4)]"}
+
+
 def test_a_quick_check_never_counts_the_tests_it_did_not_run_as_broken() -> None:
     verdict = score(BASELINE, outcome(target="failed"), None, only_targets=True)
     assert verdict.broken == set() and verdict.still_failing == {"target"}

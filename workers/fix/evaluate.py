@@ -12,6 +12,7 @@ import os
 import stat
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -114,7 +115,7 @@ def score(
     now_passed = after.passed
     fixed = targets & now_passed
     skipped = (targets & after.skipped) if fixed else set()
-    broken = set() if only_targets else {t for t in kept if t not in now_passed}
+    broken = set() if only_targets else _broken(baseline, after)
     if not after.ok:
         return Score(-1.0, False, set(), targets, broken, only_targets)
     resolved = len(fixed) + len(skipped)
@@ -125,6 +126,26 @@ def score(
     still = targets - fixed - skipped
     success = bool(targets) and not still and not broken and not only_targets
     return Score(round(reward, 4), success, fixed, still, broken, only_targets, skipped=skipped)
+
+
+def _broken(baseline: TestsOutcome, after: TestsOutcome) -> set[str]:
+    """The baseline's passing tests that do not pass after, less the cases of a
+    parametrized test renamed by the candidate: annotated-types names its cases after
+    the constraints the code under test expands (``test_valid_cases[… Le(le=4) …]``),
+    and its right fix renamed 14 passing cases. A case gone from a test function counts
+    as renamed when at least as many new cases of that function pass."""
+    gone = {t for t in baseline.passed if t not in after.passed}
+    ran = {t.nodeid for t in after.tests}
+    before = {t.nodeid for t in baseline.tests}
+    vanished: Counter[str] = Counter(_case_of(t) for t in gone if t not in ran and "[" in t)
+    new_passing = Counter(_case_of(t) for t in after.passed - before if "[" in t)
+    renamed = {f for f, n in vanished.items() if new_passing[f] >= n}
+    return {t for t in gone if t in ran or "[" not in t or _case_of(t) not in renamed}
+
+
+def _case_of(nodeid: str) -> str:
+    """``t.py::test_x[a-1]`` → ``t.py::test_x``."""
+    return nodeid.split("[", 1)[0]
 
 
 def new_lint_errors(patch: Patch) -> int:
