@@ -830,6 +830,35 @@ def test_wrong_variable_takes_a_slice_bound_or_a_range_for_a_number() -> None:
     assert "return seq[step:]" in swapped  # a number for a number
 
 
+def test_wrong_variable_calls_a_sibling_the_function_calls_in_parallel() -> None:
+    """annotated-types' ``Interval.__iter__`` with ``yield Le(self.lt)`` for ``Lt``: one
+    of four parallel constructors called in another's place (not fixed: no candidate
+    changed a called name, 33 runs used up). The one the argument names comes first, then
+    those called alongside and named alike; a builtin is no sibling, nor is an exception
+    raised."""
+    buggy = src(
+        """
+        from bounds import Ge, Gt, Le, Lt
+
+        def bounds(self):
+            if self.gt is not None:
+                yield Gt(self.gt)
+            if self.ge is not None:
+                yield Ge(self.ge)
+            if self.lt is not None:
+                yield Le(self.lt)
+            if self.le is not None:
+                yield Le(len(self.le))
+        """
+    )
+    patches = generate_patches(buggy, "a.py", 9, operators=["wrong-variable"])
+    afters = [p.after for p in patches]
+    assert afters[0] == buggy.replace("Le(self.lt)", "Lt(self.lt)")
+    assert buggy.replace("Le(self.lt)", "Ge(self.lt)") in afters
+    assert buggy.replace("Le(self.lt)", "Gt(self.lt)") not in afters  # not named alike
+    assert not any("len(self.lt)" in a or "yield len(" in a for a in afters)
+
+
 def test_wrong_variable_swaps_self_attributes() -> None:
     buggy = src(
         """

@@ -25,7 +25,7 @@ import io
 import itertools
 import re
 import tokenize
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard
@@ -1583,6 +1583,94 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
             yield _Edit((last + rank, span[0]), span[0], span[1], var.name, desc, dead)
     yield from _wrong_attribute(ctx)
     yield from _sibling_keyword_values(ctx)
+    yield from _sibling_callees(ctx)
+
+
+MAX_SIBLING_CALLEES = 3
+# how alike a sibling the function calls must be named (``Le``/``Lt``, ``Le``/``Ge``: 0.5)
+SIBLING_LIKENESS = 0.5
+# calls named after their argument a function must have for that to be its convention
+MIN_CONVENTIONAL = 2
+SIBLING_RANK = 10  # wrong-variable rank of a sibling callee: after the names in scope (0-5)
+
+
+def _sibling_callees(ctx: _Ctx) -> Iterator[_Edit]:
+    """A called name swapped for a sibling: annotated-types' ``Interval.__iter__`` with
+    ``yield Le(self.lt)`` for ``Lt``, one of four parallel constructors called in
+    another's place. The siblings are the module's functions, classes and imports that
+    the function (the module at top level) also calls with as many arguments and that
+    are named alike (``Le``/``Ge``, not ``Gt``); and, where the function's other calls
+    are each named after their argument (``Gt(self.gt)``, ``Ge(self.ge)``), the one this
+    call's argument names (``self.lt``: ``Lt``), first. A builtin is never one (``len``,
+    ``str``), nor one called inside the call or around it, nor is the exception a
+    ``raise`` builds changed: bank_transfer's ``InsufficientFunds`` is no ``Account``."""
+    func = ctx.enclosing_function()
+    scope: ast.AST = func if func is not None else ctx.tree
+    builtin = set(dir(builtins))
+    arity: dict[str, set[int]] = defaultdict(set)
+    conventional = 0  # the function's calls named after one of their arguments
+    for node in _scope_nodes(scope):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            arity[node.func.id].add(len(node.args))
+            conventional += node.func.id.lower() in _argument_words(node)
+    for node in ctx.of_type(ast.Call):
+        assert isinstance(node, ast.Call)
+        callee = node.func
+        if not isinstance(callee, ast.Name) or callee.id in builtin or not ctx.touches(callee):
+            continue
+        if isinstance(ctx.parents.get(node), ast.Raise):
+            continue  # the exception raised: its siblings are seldom exceptions
+        span = ctx.span(callee)
+        if span is None:
+            continue
+        inner = {
+            n.func.id
+            for arg in [*node.args, *(k.value for k in node.keywords)]
+            for n in ast.walk(arg)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        } | {  # and around it: `Counter(content_words(text))` is no `Counter(Counter(…))`
+            a.func.id
+            for a in ctx.ancestors(node)
+            if isinstance(a, ast.Call) and isinstance(a.func, ast.Name)
+        }
+        words = _argument_words(node)
+        named = (
+            {c for c in ctx.callables if c.lower() in words}
+            if conventional >= MIN_CONVENTIONAL and callee.id.lower() not in words
+            else set()
+        )
+        parallel = {
+            c
+            for c, counts in arity.items()
+            if len(node.args) in counts
+            and c in ctx.callables
+            and difflib.SequenceMatcher(None, callee.id, c).ratio() >= SIBLING_LIKENESS
+        }
+        siblings = (named | parallel) - inner - builtin - {callee.id}
+
+        def order(
+            name: str, own: str = callee.id, named: set[str] = named
+        ) -> tuple[int, float, str]:
+            similar = difflib.SequenceMatcher(None, own, name).ratio()
+            return (0 if name in named else 1, -similar, name)
+
+        for rank, name in enumerate(sorted(siblings, key=order)[:MAX_SIBLING_CALLEES]):
+            # after the names in scope: a variable mixed up is the commoner slip
+            yield _Edit(
+                (SIBLING_RANK + rank, span[0]), span[0], span[1], name, _change(callee.id, name)
+            )
+
+
+def _argument_words(call: ast.Call) -> set[str]:
+    """The lower-case words of the names and attributes in ``call``'s arguments."""
+    return {
+        word
+        for arg in [*call.args, *(k.value for k in call.keywords)]
+        for part in ast.walk(arg)
+        if isinstance(name := getattr(part, "id", None) or getattr(part, "attr", None), str)
+        for word in name.lower().split("_")
+        if word
+    }
 
 
 def _target_words(ctx: _Ctx, node: ast.AST) -> frozenset[str]:
