@@ -1127,30 +1127,34 @@ def from_checked_attributes(
     index = _PathIndex(files)
     keys = _match_ids([t.nodeid for t in failing], spectrum) if spectrum is not None else {}
     setters: dict[str, list[tuple[str, int]]] | None = None
+    trees: dict[str, ast.Module | None] = {}  # many failing tests share a test file
     totals: dict[tuple[str, int], float] = defaultdict(float)
     for test in failing:
-        names = _asserted_attributes(failure_text(test), files, index)
+        names = _asserted_attributes(failure_text(test), files, index, trees)
         if not names:
             continue
         if setters is None:
             setters = _attribute_setters(files)
         key = keys.get(test.nodeid)
         ran = spectrum[key] if spectrum is not None and key is not None else None
+        suspected: set[tuple[str, int]] = set()
         for name in names:
             found = [loc for loc in setters.get(name, []) if ran is None or loc in ran]
             if len(found) <= MAX_SETTERS:
-                for loc in found:
-                    totals[loc] += 1.0
+                suspected.update(found)
+        for loc in suspected:
+            totals[loc] += 1.0
     n = len(failing)
     return _sorted(
-        Suspect(path, line, min(1.0, total / n), WHY_CHECKED)
-        for (path, line), total in totals.items()
+        Suspect(path, line, total / n, WHY_CHECKED) for (path, line), total in totals.items()
     )
 
 
-def _asserted_attributes(text: str, files: Mapping[str, str], index: _PathIndex) -> set[str]:
+def _asserted_attributes(
+    text: str, files: Mapping[str, str], index: _PathIndex, trees: dict[str, ast.Module | None]
+) -> set[str]:
     """The attributes (not methods) the innermost test frame's ``assert`` (or
-    ``self.assert…(…)`` call) reads."""
+    ``self.assert…(…)`` call) reads; ``trees`` keeps the test files parsed."""
     frames = [
         (path, line)
         for raw, line in frames_of(text)
@@ -1160,7 +1164,9 @@ def _asserted_attributes(text: str, files: Mapping[str, str], index: _PathIndex)
     if not frames:
         return set()
     path, line = frames[-1]
-    tree = _parse_source(files.get(path, ""))
+    if path not in trees:
+        trees[path] = _parse_source(files.get(path, ""))
+    tree = trees[path]
     statement = _statement_at(tree, line) if tree is not None else None
     if isinstance(statement, ast.Assert):
         checked: ast.AST = statement.test
