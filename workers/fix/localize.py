@@ -1194,7 +1194,7 @@ def _attribute_setters(files: Mapping[str, str]) -> dict[str, list[tuple[str, in
     """Attribute name → the lines outside the tests that assign it (``x.name = …``)."""
     found: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for path, source in files.items():
-        if is_test_path(path) or not _suspect_path_ok(path):
+        if not _suspect_path_ok(path):  # test files never are
             continue
         tree = _parse_source(source)
         if tree is None:

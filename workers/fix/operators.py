@@ -1625,9 +1625,8 @@ def _sibling_callees(ctx: _Ctx) -> Iterator[_Edit]:
             continue
         inner = {
             n.func.id
-            for arg in [*node.args, *(k.value for k in node.keywords)]
-            for n in ast.walk(arg)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            for n in ast.walk(node)
+            if n is not node and isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
         } | {  # and around it: `Counter(content_words(text))` is no `Counter(Counter(…))`
             a.func.id
             for a in ctx.ancestors(node)

@@ -1986,7 +1986,7 @@ def default_only_read(source: str, row: int) -> bool:
 
 def _only_read(function: ast.AST, name: str) -> bool:
     """Whether ``name`` is only read in ``function`` (see :func:`default_only_read`)."""
-    parents = {child: node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    parents = _parent_map(function)
     for node in ast.walk(function):
         if not (isinstance(node, ast.Name) and node.id == name):
             continue
