@@ -1862,6 +1862,24 @@ def test_annotations_read_from_a_dict_as_the_fallback_of_get_annotations_are_no_
     assert [f.line for f in found if f.pattern == "ruff:RUF063"] == [12]
 
 
+def test_exports_listed_by_their_names_name_are_no_remark() -> None:
+    """jsons 1.6 lists its exports as ``dump.__name__``: strings, which ruff cannot tell,
+    so PLE0604 called each such ``__all__`` invalid (posted as important). Any other
+    expression there (a call) keeps the remark."""
+    source = (
+        "from pkg.a import dump, load\n\n"
+        "__all__ = [\n"
+        "    '__version__',\n"
+        "    dump.__name__,\n"
+        "]\n"
+        "__all__ += (load.__name__,)\n"
+        "__all__ += [str(load)]\n"
+    )
+    found = scan({"pkg/__init__.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLE0604"] == [8]
+
+
 def test_a_url_opened_from_web_addresses_written_here_is_no_remark() -> None:
     """crccheck 1.3's catalogue downloader: ``for url in urls: urllib.request.urlopen(url)``
     over a tuple of ``https://`` addresses. Ruff leaves a literal address alone but not a

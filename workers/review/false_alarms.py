@@ -1734,6 +1734,29 @@ def falls_back_from_get_annotations(source: str, row: int) -> bool:
     return False
 
 
+def exports_by_their_names(source: str, row: int) -> bool:
+    """Whether the ``__all__`` assigned (or added to) on ``row`` lists only strings and
+    ``name.__name__`` reads: jsons 1.6 writes ``__all__ = [dump.__name__, …]`` so a
+    rename cannot leave a stale string behind. Those are strings, which ruff's PLE0604
+    cannot tell; any other expression there (a call, a name) keeps the remark."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) or node.lineno != row:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        value = node.value
+        return isinstance(value, ast.List | ast.Tuple) and all(
+            (isinstance(e, ast.Constant) and isinstance(e.value, str))
+            or (isinstance(e, ast.Attribute) and e.attr == "__name__")
+            for e in value.elts
+        )
+    return False
+
+
 def a_symbol_in_prose(message: str) -> bool:
     """Whether ruff's RUF002/RUF003 ``message`` (a docstring, a comment) names a
     character that is no letter or digit: the multiplication sign of "length by 1"

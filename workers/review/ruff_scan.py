@@ -50,6 +50,7 @@ from workers.review.false_alarms import (
     defines_names_at_run_time,
     entered_in_a_stack,
     escapes_every_value,
+    exports_by_their_names,
     falls_back_from_get_annotations,
     filters_where_python_can,
     formats_with_its_own_spec,
@@ -789,6 +790,7 @@ def _finding(
         or (code in ("RUF002", "RUF003") and a_symbol_in_prose(message))
         or (code == "S310" and opens_web_addresses_only(text, row))
         or (code == "RUF063" and falls_back_from_get_annotations(text, row))
+        or (code == "PLE0604" and exports_by_their_names(text, row))
         or (code in ("RUF001", "RUF002", "RUF003") and names_the_character(text, row, message))
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
