@@ -26,8 +26,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import docker.errors
 import pytest
 
+from workers.sandbox import docker as docker_backend
 from workers.sandbox.base import Limits, RunResult, sandbox_env
 from workers.sandbox.disk import MB, tree_usage
 from workers.sandbox.docker import (
@@ -592,11 +594,67 @@ def test_container_config_and_leftover_pruning(sandbox: DockerSandbox, workspace
         assert container.attrs["Config"]["User"] == "10001:10001"
         assert container.attrs["Config"]["Labels"][LABEL] == "1"
         assert leftover_containers() != []
-        assert "kaizen-sandbox-test-leftover" in prune_leftovers(older_than_s=0)
+        # Another run's container on the same engine is not this caller's to prune.
+        other_run = DockerSandbox(image=IMAGE, labels={RUN_LABEL[0]: f"other-{uuid.uuid4().hex}"})
+        other = other_run.client.containers.create(
+            **other_run.container_config(
+                ["true"],
+                workspace=workspace,
+                limits=Limits(),
+                env=None,
+                user="10001:10001",
+                name=f"kaizen-sandbox-other-{uuid.uuid4().hex[:8]}",
+            )
+        )
+        pruned = prune_leftovers(older_than_s=0, labels=dict([RUN_LABEL]))
+        assert "kaizen-sandbox-test-leftover" in pruned and other.name not in pruned
         assert leftover_containers() == []
+        other.reload()  # still there
     finally:
         with contextlib.suppress(Exception):
             container.remove(force=True)
+        with contextlib.suppress(Exception):
+            other.remove(force=True)
+
+
+def test_a_run_sweeps_dead_workers_containers_labelled_like_its_own(
+    sandbox: DockerSandbox, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker killed mid-run leaves its container running; the next run on the engine
+    removes it (here with no age threshold), but not a container another sandbox's labels
+    mark as not its own, and it sweeps once in a while, not every run."""
+
+    def leftover(labels: dict[str, str]) -> Any:
+        owner = DockerSandbox(image=IMAGE, labels=labels)
+        config = owner.container_config(
+            ["true"],
+            workspace=workspace,
+            limits=Limits(),
+            env=None,
+            user="10001:10001",
+            name=f"kaizen-sandbox-dead-{uuid.uuid4().hex[:12]}",
+        )
+        return owner.client.containers.create(**config)
+
+    monkeypatch.setattr(docker_backend, "LEFTOVER_AFTER_S", 0.0)
+    monkeypatch.setattr(docker_backend, "LEFTOVER_AFTER_RUNS", 0)
+    monkeypatch.setattr(docker_backend, "_SWEEPS", docker_backend._Sweeps())
+    minute = Limits(timeout_s=60)
+    dead = leftover(dict([RUN_LABEL]))
+    others = leftover({RUN_LABEL[0]: f"other-{uuid.uuid4().hex}"})
+    try:
+        assert sandbox.run(["true"], workspace=workspace, limits=minute).exit_code == 0
+        with pytest.raises(docker.errors.NotFound):
+            dead.reload()
+        others.reload()  # still there
+        again = leftover(dict([RUN_LABEL]))
+        assert sandbox.run(["true"], workspace=workspace, limits=minute).exit_code == 0
+        again.reload()  # the next sweep is due in SWEEP_EVERY_S
+        again.remove(force=True)
+    finally:
+        for container in (dead, others):
+            with contextlib.suppress(docker.errors.NotFound):
+                container.remove(force=True)
 
 
 def test_a_removal_already_under_way_counts_as_removed_and_nothing_raises(

@@ -23,7 +23,11 @@ bounds single files only.
 
 The container is killed at the time limit and always removed (``remove(force=True)`` in
 a ``finally``). Containers carry the label ``kaizen.sandbox=1`` (and a ``kaizen-sandbox-``
-name) so leftovers from a crashed worker can be found: see :func:`prune_leftovers`.
+name) so leftovers from a crashed worker can be found: see :func:`prune_leftovers`. A
+worker killed mid-run (out of memory, a deploy's SIGKILL) never reaches that ``finally``
+and its container runs on, so runs on the engine sweep such leftovers themselves, at most
+once every ``SWEEP_EVERY_S`` in a process: containers labelled like the sweeping sandbox
+and older than the longest run could be.
 
 The daemon must be local: the workspace is a bind mount of a host path.
 """
@@ -69,6 +73,29 @@ TMPFS_MAX_MB = 512
 DRAIN_GRACE_S = 5.0
 API_TIMEOUT_S = 60
 REMOVE_ATTEMPTS = 4
+# Leftovers of dead workers: looked for at most this often in a process, and removed once
+# older than this, or than this many of the sweeping run's time limits if that is longer.
+SWEEP_EVERY_S = 600.0
+LEFTOVER_AFTER_S = 3600.0
+LEFTOVER_AFTER_RUNS = 2
+
+
+class _Sweeps:
+    """When the process last swept, so that one sweep serves every run for a while."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next = float("-inf")
+
+    def due(self, now: float, every_s: float) -> bool:
+        with self._lock:
+            if now < self._next:
+                return False
+            self._next = now + every_s
+            return True
+
+
+_SWEEPS = _Sweeps()
 
 
 def _removal_under_way(exc: BaseException) -> bool:
@@ -135,14 +162,22 @@ def docker_available(image: str = DEFAULT_IMAGE, client: Any | None = None) -> s
     return None
 
 
-def prune_leftovers(client: Any | None = None, *, older_than_s: float = 3600.0) -> list[str]:
+def prune_leftovers(
+    client: Any | None = None,
+    *,
+    older_than_s: float = 3600.0,
+    labels: Mapping[str, str] | None = None,
+) -> list[str]:
     """Remove ``kaizen.sandbox=1`` containers created more than ``older_than_s`` ago
     (left by a worker that died mid-run); returns their names. Runs in progress are
-    younger than their time limit, so pass at least the longest ``timeout_s`` in use."""
+    younger than their time limit, so pass at least the longest ``timeout_s`` in use.
+    ``labels`` narrows it to the containers that also carry those (the extra labels a
+    :class:`DockerSandbox` was given), for a caller sharing the engine with other runs."""
     c = _client(client)
     removed: list[str] = []
     now = time.time()
-    for container in c.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+    wanted = [f"{LABEL}=1", *(f"{key}={value}" for key, value in (labels or {}).items())]
+    for container in c.containers.list(all=True, filters={"label": wanted}):
         created = _parse_created(container.attrs.get("Created", ""))
         if created is not None and now - created < older_than_s:
             continue
@@ -289,6 +324,18 @@ class DockerSandbox:
             self._client = _client()
         return self._client
 
+    def _sweep_now_and_then(self, limits: Limits) -> None:
+        """Remove dead workers' containers labelled like ours (every Kaizen sandbox unless
+        the sandbox was given labels of its own), never failing the run for it."""
+        if not _SWEEPS.due(time.monotonic(), SWEEP_EVERY_S):
+            return
+        extra = {key: value for key, value in self.labels.items() if key != LABEL}
+        older_than_s = max(LEFTOVER_AFTER_S, LEFTOVER_AFTER_RUNS * limits.timeout_s)
+        with contextlib.suppress(
+            docker.errors.DockerException, requests.exceptions.RequestException
+        ):
+            prune_leftovers(self.client, older_than_s=older_than_s, labels=extra)
+
     def container_config(
         self,
         command: Sequence[str],
@@ -363,6 +410,7 @@ class DockerSandbox:
         config = self.container_config(
             command, workspace=workspace, limits=limits, env=env, user=user, name=name
         )
+        self._sweep_now_and_then(limits)
         api = self.client.api
         started = time.monotonic()
         container_id: str | None = None
