@@ -13,8 +13,11 @@ from bot.settings import Settings
 
 REDIS_HOST = os.environ.get("KAIZEN_TEST_REDIS_HOST", "127.0.0.1")
 REDIS_PORT = int(os.environ.get("KAIZEN_TEST_REDIS_PORT", "6379"))
-# A database of its own, so tests never touch data of a Kaizen running on the same Redis.
-REDIS_DB = int(os.environ.get("KAIZEN_TEST_REDIS_DB", "11"))
+# A database of its own, so tests never touch data of a Kaizen running on the same Redis;
+# under pytest-xdist one per worker (gw0 → 11, gw1 → 12, …), since tests flush theirs.
+REDIS_DB = int(os.environ.get("KAIZEN_TEST_REDIS_DB", "11")) + int(
+    os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0
+)
 WEBHOOK_SECRET = "test-webhook-secret"
 
 
