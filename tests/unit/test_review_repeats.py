@@ -187,8 +187,9 @@ def test_the_same_remark_on_the_same_code_elsewhere_in_the_file_is_a_listed_repe
 
 def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
     """addict 2.4's ``for key, val in self.items():`` drew B007 (``key`` unused) and
-    PERF102 (use ``.values()``) on one line: one piece of advice, said twice. The rule
-    that says more stays; alone on its line, or where the other is below the repo's
+    PERF102 (use ``.values()``) on one line: one piece of advice, said twice (textstat
+    0.7's ``result == lo or result == hi`` drew SIM109 and PLR1714, both ``in (lo, hi)``).
+    The rule that says more stays; alone on its line, or where the other is below the repo's
     ``min_severity``, the lesser one is posted."""
     findings = [
         finding("ruff:B007", "addict/addict.py", 154, "medium"),
@@ -200,6 +201,8 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
         finding("ruff:PLR1711", "tests/test_dump.py", 546, "low"),
         finding("ruff:PLR1704", "intelhex/__init__.py", 777, "medium"),
         finding("ruff:B020", "intelhex/__init__.py", 777, "medium"),
+        finding("ruff:SIM109", "tests/test_text_standard.py", 50, "low"),
+        finding("ruff:PLR1714", "tests/test_text_standard.py", 50, "low"),
     ]
 
     posted, _ = chosen_places(findings)
@@ -210,6 +213,7 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
         ("ruff:B020", "intelhex/__init__.py", 777),
         ("ruff:PERF102", "addict/addict.py", 154),
         ("ruff:PLR1711", "tests/test_dump.py", 546),
+        ("ruff:PLR1714", "tests/test_text_standard.py", 50),
         ("ruff:UP032", "cli.py", 44),
     ]
     assert sorted(strict) == [

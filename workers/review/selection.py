@@ -72,6 +72,7 @@ SAID_BETTER_BY: dict[str, str] = {
     "ruff:UP030": "ruff:UP032",
     "ruff:RET501": "ruff:PLR1711",
     "ruff:PLR1704": "ruff:B020",
+    "ruff:SIM109": "ruff:PLR1714",
 }
 _HIGH = severity_rank("high")
 
