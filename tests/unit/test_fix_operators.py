@@ -766,6 +766,33 @@ def test_wrong_variable_guesses_kinds_from_uses() -> None:
     assert all("(a + " not in p.after and "+ a)" not in p.after for p in patches)  # a[...]
 
 
+def test_wrong_variable_counts_a_list_as_the_kind_of_a_name_only_ever_indexed() -> None:
+    """petl's ``filldown`` with ``outrow[idx] = row[idx]`` for ``fill[idx]``: ``row`` is
+    only indexed (a container) and ``fill`` is built as a list; taking them for two kinds
+    put ``fill`` past the names tried for ``row``."""
+    buggy = src(
+        """
+        def filldown(table, fillfields, missing):
+            it = iter(table)
+            hdr = next(it)
+            fillindices = asindices(hdr, fillfields)
+            fill = list(next(it))
+            for row in it:
+                outrow = list(row)
+                for idx in fillindices:
+                    if row[idx] == missing:
+                        outrow[idx] = row[idx]
+                    else:
+                        fill[idx] = row[idx]
+                yield tuple(outrow)
+        """
+    )
+    line = line_of(buggy, "outrow[idx] = row[idx]")
+    patches = generate_patches(buggy, "a.py", line, operators=["wrong-variable"])
+    fixed = buggy.replace("outrow[idx] = row[idx]", "outrow[idx] = fill[idx]")
+    assert fixed in [p.after for p in patches]
+
+
 def test_wrong_variable_tries_first_the_name_the_assigned_name_ends_in() -> None:
     """colorful's ``rgb_to_ansi256`` with ``ansi_g = 6 * round(b / 255.0 * 5.0)``: the
     value of ``ansi_g`` reads ``g``; ``b`` → ``g`` was the sixth of its line's names."""

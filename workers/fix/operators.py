@@ -1511,6 +1511,17 @@ def _compatible(a: str | None, b: str | None) -> bool:
     return "container" in (a, b) and a in _CONTAINER_KINDS and b in _CONTAINER_KINDS
 
 
+def _same_kind(a: str | None, b: str | None) -> bool:
+    """Both kinds known and alike: equal, or a "container" hint from how one is used
+    (``row[idx]``) and a container the other is built as (``fill = list(...)``). petl's
+    ``filldown`` copied ``row[idx]`` where it meant ``fill[idx]``: ``row``, only ever
+    indexed, counted every list in scope as another kind, and ``fill`` fell out of the
+    names tried."""
+    if a is None or b is None:
+        return False
+    return a == b or ("container" in (a, b) and _compatible(a, b))
+
+
 def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
     """Use of the wrong variable: one name on the line swapped for another in scope.
 
@@ -1564,7 +1575,7 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
             # `ansi_g = 6 * round(b / 255.0 * 5.0)`: the value of `…_g` reads `g`
             # (colorful's rgb_to_ansi256 read `b` twice, and `b` → `g` came 41st)
             says = 0 if var.name in named and own not in named else 1
-            same = 0 if own_kind is not None and var.kind == own_kind else 1
+            same = 0 if _same_kind(own_kind, var.kind) else 1
             before = 0 if var.first_line < ctx.line else 1
             distance = var.distance(ctx.line)
             near = 0 if distance <= 2 else 1 if distance <= 10 else 2  # mix-ups are local
