@@ -1061,6 +1061,33 @@ def test_where_a_value_the_failing_line_indexes_came_from_is_suspected() -> None
     }
 
 
+def test_where_a_value_unpacked_into_the_failing_call_came_from_is_suspected() -> None:
+    """petl's ``asnamedtuple`` padded a short row with ``(missing,) * (na - ne)`` for
+    ``(ne - na)``, and ``nt(*padded)`` a line below raised TypeError (too few
+    arguments): the line that built ``padded`` is suspected as an indexed value's source
+    is. A name passed whole is the call's own choice and points nowhere."""
+    source = (
+        "def asnamedtuple(nt, row, missing=None):\n"
+        "    ne = len(nt._fields)\n"
+        "    na = len(row)\n"
+        "    padded = tuple(row) + (missing,) * (na - ne)\n"
+        "    options = {'rename': True}\n"
+        "    kept = list(row)\n"
+        "    return nt(*padded, **options), kept\n"
+    )
+    report = 'File "/w/petl/util/base.py", line 7, in asnamedtuple\nTypeError: missing 1\n'
+    suspects = from_failures(
+        [result("tests/test_base.py::test_short_rows", "failed", report)],
+        {"petl/util/base.py": source},
+    )
+    scores = {s.line: s.score for s in suspects}
+    assert scores == {
+        7: 1.0,
+        4: pytest.approx(ARGUMENT_SHARE),
+        5: pytest.approx(ARGUMENT_SHARE),
+    }
+
+
 def test_a_callers_argument_sources_are_suspected_when_a_library_turns_a_value_down() -> None:
     """rstr with ``if char in list(exclude)`` (for ``not in``): ``random.choice`` raised
     IndexError on the empty population two calls in, past the repository's frames; the

@@ -459,10 +459,11 @@ def _checked_sources(source: str | None, line: int) -> list[int]:
 
 
 def _indexed_sources(source: str | None, line: int) -> list[int]:
-    """The lines before ``line``, in its function, that bind a name ``line`` indexes or
-    reads an attribute of (a method it calls aside): where the innermost frame failed on
-    ``common[-1]`` (IndexError) or ``node.parent`` (AttributeError) rather than raising,
-    the value was as likely wrong as the line. anytree's ``if start is common[-1]:``
+    """The lines before ``line``, in its function, that bind a name ``line`` indexes,
+    reads an attribute of (a method it calls aside) or unpacks into a call: where the
+    innermost frame failed on ``common[-1]`` (IndexError), ``node.parent``
+    (AttributeError) or ``nt(*padded)`` (TypeError) rather than raising, the value was
+    as likely wrong as the line. anytree's ``if start is common[-1]:``
     found ``common`` empty, made two lines up by a helper whose ``if si is not ei`` kept
     nothing."""
     tree = _parse_source(source) if source is not None else None
@@ -488,7 +489,24 @@ def _indexed_sources(source: str | None, line: int) -> list[int]:
         and isinstance(node.value, ast.Name)
         and id(node) not in called  # a method called: its answer is the method's
     }
+    names |= _unpacked_into_calls(parts)
     return _bound_before(function, statement.lineno, names - {"self", "cls"})
+
+
+def _unpacked_into_calls(parts: Sequence[ast.AST]) -> set[str]:
+    """Names unpacked into a call's arguments (``nt(*padded)``, ``f(**options)``): how
+    many arguments the call gets, and which, is the value's doing. petl's ``asnamedtuple``
+    padded short rows with ``(missing,) * (na - ne)`` for ``(ne - na)``; the TypeError
+    came from ``nt(*padded)`` a line below, and the padding was 48th in the plan."""
+    found: set[str] = set()
+    for part in parts:
+        for node in ast.walk(part):
+            if not isinstance(node, ast.Call):
+                continue
+            values = [a.value for a in node.args if isinstance(a, ast.Starred)]
+            values += [k.value for k in node.keywords if k.arg is None]
+            found.update(v.id for v in values if isinstance(v, ast.Name))
+    return found
 
 
 def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
