@@ -1880,6 +1880,44 @@ def test_exports_listed_by_their_names_name_are_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:PLE0604"] == [8]
 
 
+def test_a_minor_version_compared_beside_a_major_check_is_no_remark() -> None:
+    """aiosql 15's tests: ``sys.version_info.major == 3 and sys.version_info.minor < 14``
+    cannot go wrong on Python 4, the major is checked first; so under an ``if`` on the
+    major. A minor compared alone (typedload 2.41's ``if sys.version_info.minor >= 14:``)
+    keeps YTT204."""
+    source = (
+        "import sys\n\n"
+        "OLD = sys.version_info.major == 3 and sys.version_info.minor < 14\n"
+        "if sys.version_info[0] == 3:\n"
+        "    if sys.version_info.minor >= 14:\n"
+        "        NEW = True\n"
+        "if sys.version_info.minor >= 14:\n"
+        "    LATE = True\n"
+        "EITHER = sys.version_info.major == 3 or sys.version_info.minor < 14\n"
+    )
+    found = scan({"pkg/compat.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:YTT204"] == [7, 9]
+
+
+def test_a_setattr_a_comment_says_dodges_a_type_checker_is_no_remark() -> None:
+    """litecli 1.17: ``setattr(self.formatter, "litecli", self)`` under ``# … ty raises
+    unresolved-attribute, hence use dynamic assignment``: the constant name is written so
+    on purpose. Without such a comment B010 stays."""
+    source = (
+        "class Cli:\n"
+        "    def __init__(self, formatter):\n"
+        "        self.formatter = formatter\n"
+        "        # self.formatter.cli = self: ty raises unresolved-attribute, hence setattr\n"
+        "        setattr(self.formatter, 'cli', self)\n"
+        "        setattr(self.formatter, 'query', None)  # set dynamically: mypy has no stub\n"
+        "        setattr(self.formatter, 'other', self)\n"
+    )
+    found = scan({"pkg/cli.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B010"] == [7]
+
+
 def test_a_url_opened_from_web_addresses_written_here_is_no_remark() -> None:
     """crccheck 1.3's catalogue downloader: ``for url in urls: urllib.request.urlopen(url)``
     over a tuple of ``https://`` addresses. Ruff leaves a literal address alone but not a

@@ -696,6 +696,99 @@ def said_why_not_ne(source: str, row: int) -> bool:
     return any(_NOT_NE.search(text) for text in _comments_at(source, row, 2))
 
 
+_DODGES_A_CHECKER = re.compile(
+    r"(?i)\b(?:mypy|pyright|pyre|pytype|ty|type[ -]?check(?:er|ers|ing)?|"
+    r"unresolved-attribute|attr-defined|dynamic(?:ally)?)\b"
+)
+
+
+def said_to_dodge_a_type_checker(source: str, row: int) -> bool:
+    """Whether the comment on ``row``, or a comment line of the two above it, says why a
+    constant attribute goes through ``getattr``/``setattr`` (B009, B010): a type checker
+    that would reject the plain attribute, or an attribute set dynamically on purpose.
+    litecli 1.17: ``# self.formatter.litecli = self, ty raises unresolved-attribute,
+    hence use dynamic assignment`` over ``setattr(self.formatter, "litecli", self)``. A
+    comment trailing the line above speaks of that line, not this one."""
+    lines = source.splitlines()
+    if not 0 < row <= len(lines):
+        return False
+    said = [lines[row - 1]]
+    for number in range(row - 1, max(row - 3, 0), -1):
+        if not lines[number - 1].lstrip().startswith("#"):
+            break
+        said.append(lines[number - 1])
+    return any(
+        (comment := _COMMENT.search(text)) is not None and _DODGES_A_CHECKER.search(comment.group())
+        for text in said
+    )
+
+
+def major_checked_too(source: str, row: int) -> bool:
+    """Whether every ``sys.version_info`` minor compared on ``row`` (YTT203, YTT204) is
+    compared only where the major is known to be 3: after ``major == 3 and`` in one
+    condition, or under an ``if`` on it. aiosql 15's tests assert
+    ``sys.version_info.major == 3 and sys.version_info.minor < 14``, which Python 4
+    cannot get wrong."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    parents = _parent_map(tree)
+    minors = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and node.lineno == row
+        and any(_version_part(n) == 1 for n in [node.left, *node.comparators])
+    ]
+    return bool(minors) and all(_under_major_three(node, parents) for node in minors)
+
+
+def _version_part(node: ast.AST) -> int | None:
+    """0 for ``sys.version_info.major``/``[0]``, 1 for ``.minor``/``[1]``, else None."""
+    if isinstance(node, ast.Attribute) and _is_version_info(node.value):
+        return {"major": 0, "minor": 1}.get(node.attr)
+    if isinstance(node, ast.Subscript) and _is_version_info(node.value):
+        index = node.slice
+        if isinstance(index, ast.Constant) and isinstance(index.value, int):
+            return index.value if index.value in (0, 1) else None
+    return None
+
+
+def _is_version_info(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "version_info") or (
+        isinstance(node, ast.Name) and node.id == "version_info"
+    )
+
+
+def _major_is_three(test: ast.AST) -> bool:
+    """``sys.version_info.major == 3`` (or ``[0] == 3``), alone or among ``and``-ed tests."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_major_is_three(value) for value in test.values)
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and {_version_part(test.left), _version_part(test.comparators[0])} >= {0}
+        and any(
+            isinstance(side, ast.Constant) and side.value == 3
+            for side in (test.left, test.comparators[0])
+        )
+    )
+
+
+def _under_major_three(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    child, parent = node, parents.get(node)
+    while parent is not None:
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+            earlier = parent.values[: parent.values.index(child)]  # type: ignore[arg-type]
+            if any(_major_is_three(value) for value in earlier):
+                return True
+        if isinstance(parent, ast.If) and child in parent.body and _major_is_three(parent.test):
+            return True
+        child, parent = parent, parents.get(parent)
+    return False
+
+
 def _comments_at(source: str, row: int, above: int) -> list[str]:
     """The comment on ``row`` and the comments among the ``above`` lines before it (a
     comment line, or a line's trailing comment)."""

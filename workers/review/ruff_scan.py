@@ -72,6 +72,7 @@ from workers.review.false_alarms import (
     loads_with_its_own_loader,
     logs_a_handled_exception,
     loop_variable_read_after,
+    major_checked_too,
     mutated_nowhere_in_the_file,
     names_a_shell,
     names_the_character,
@@ -92,6 +93,7 @@ from workers.review.false_alarms import (
     runs_code_written_here,
     said_to_be_naive,
     said_to_be_shared,
+    said_to_dodge_a_type_checker,
     said_why_not_ne,
     self_assigned_builtin,
     skips_without_it,
@@ -791,6 +793,8 @@ def _finding(
         or (code == "S310" and opens_web_addresses_only(text, row))
         or (code == "RUF063" and falls_back_from_get_annotations(text, row))
         or (code == "PLE0604" and exports_by_their_names(text, row))
+        or (code in ("YTT203", "YTT204") and major_checked_too(text, row))
+        or (code in ("B009", "B010") and said_to_dodge_a_type_checker(text, row))
         or (code in ("RUF001", "RUF002", "RUF003") and names_the_character(text, row, message))
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
