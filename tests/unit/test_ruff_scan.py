@@ -1918,6 +1918,28 @@ def test_a_setattr_a_comment_says_dodges_a_type_checker_is_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:B010"] == [7]
 
 
+def test_reraising_the_exception_an_outer_handler_caught_is_no_b904() -> None:
+    """python-socketio 5.18 tries a handler's second signature and, when that fails too,
+    ``raise exc``: the first exception, caught by the ``except`` around, again. Ruff sees
+    a raise in the inner handler without ``from``; there is no new exception to chain. A
+    new exception built there keeps B904."""
+    source = (
+        "def connect(handler):\n"
+        "    try:\n"
+        "        return handler(1, 2)\n"
+        "    except TypeError as exc:\n"
+        "        try:\n"
+        "            return handler(1)\n"
+        "        except TypeError:\n"
+        "            raise exc\n"
+        "        except ValueError:\n"
+        "            raise RuntimeError(str(exc))\n"
+    )
+    found = scan({"pkg/server.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B904"] == [10]
+
+
 def test_a_url_opened_from_web_addresses_written_here_is_no_remark() -> None:
     """crccheck 1.3's catalogue downloader: ``for url in urls: urllib.request.urlopen(url)``
     over a tuple of ``https://`` addresses. Ruff leaves a literal address alone but not a

@@ -493,6 +493,34 @@ def reraises_a_handled_exception(source: str, row: int) -> bool:
     return any(_bare_raise_on(inner, row) for inner in ast.walk(tree)) and _in_a_handler(tree, row)
 
 
+def reraises_an_outer_exception(source: str, row: int) -> bool:
+    """Whether the ``raise name`` on ``row`` raises the exception a handler around it
+    caught (``except TypeError as exc:`` … ``raise exc``, from a nested handler):
+    python-socketio 5.18 tries a second signature and, when that fails too, raises the
+    first error again. Ruff's B904 asks for ``from``; there is no new exception to chain,
+    and one raised in the handler that caught it already passes."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    parents = _parent_map(tree)
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Raise)
+            and node.lineno == row
+            and isinstance(node.exc, ast.Name)
+            and node.cause is None
+        ):
+            continue
+        around = parents.get(node)
+        while around is not None:
+            if isinstance(around, ast.ExceptHandler) and around.name == node.exc.id:
+                return True
+            if isinstance(around, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                break
+            around = parents.get(around)
+    return False
+
+
 def _bare_raise_on(node: ast.AST, row: int) -> bool:
     return isinstance(node, ast.Raise) and node.exc is None and node.lineno == row
 

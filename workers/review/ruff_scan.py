@@ -89,6 +89,7 @@ from workers.review.false_alarms import (
     reexported_by_its_package,
     repeats_a_number_of_times,
     reraises_a_handled_exception,
+    reraises_an_outer_exception,
     return_code_read,
     runs_code_written_here,
     said_to_be_naive,
@@ -793,6 +794,7 @@ def _finding(
         or (code == "S310" and opens_web_addresses_only(text, row))
         or (code == "RUF063" and falls_back_from_get_annotations(text, row))
         or (code == "PLE0604" and exports_by_their_names(text, row))
+        or (code == "B904" and reraises_an_outer_exception(text, row))
         or (code in ("YTT203", "YTT204") and major_checked_too(text, row))
         or (code in ("B009", "B010") and said_to_dodge_a_type_checker(text, row))
         or (code in ("RUF001", "RUF002", "RUF003") and names_the_character(text, row, message))
