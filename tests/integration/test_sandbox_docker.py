@@ -568,6 +568,21 @@ def test_hanging_pytest_suite(sandbox: DockerSandbox, workspace: Path) -> None:
     assert leftover_containers() == []
 
 
+def leftover_of(workspace: Path, labels: dict[str, str]) -> Any:
+    """A container a sandbox with ``labels`` created and never ran: what a worker that died
+    mid-run leaves behind."""
+    owner = DockerSandbox(image=IMAGE, labels=labels)
+    config = owner.container_config(
+        ["true"],
+        workspace=workspace,
+        limits=Limits(),
+        env=None,
+        user="10001:10001",
+        name=f"kaizen-sandbox-dead-{uuid.uuid4().hex[:12]}",
+    )
+    return owner.client.containers.create(**config)
+
+
 def test_container_config_and_leftover_pruning(sandbox: DockerSandbox, workspace: Path) -> None:
     """What Docker records for a sandbox container; a leftover one is pruned by label."""
     config = sandbox.container_config(
@@ -595,17 +610,7 @@ def test_container_config_and_leftover_pruning(sandbox: DockerSandbox, workspace
         assert container.attrs["Config"]["Labels"][LABEL] == "1"
         assert leftover_containers() != []
         # Another run's container on the same engine is not this caller's to prune.
-        other_run = DockerSandbox(image=IMAGE, labels={RUN_LABEL[0]: f"other-{uuid.uuid4().hex}"})
-        other = other_run.client.containers.create(
-            **other_run.container_config(
-                ["true"],
-                workspace=workspace,
-                limits=Limits(),
-                env=None,
-                user="10001:10001",
-                name=f"kaizen-sandbox-other-{uuid.uuid4().hex[:8]}",
-            )
-        )
+        other = leftover_of(workspace, {RUN_LABEL[0]: f"other-{uuid.uuid4().hex}"})
         pruned = prune_leftovers(older_than_s=0, labels=dict([RUN_LABEL]))
         assert "kaizen-sandbox-test-leftover" in pruned and other.name not in pruned
         assert leftover_containers() == []
@@ -623,31 +628,18 @@ def test_a_run_sweeps_dead_workers_containers_labelled_like_its_own(
     """A worker killed mid-run leaves its container running; the next run on the engine
     removes it (here with no age threshold), but not a container another sandbox's labels
     mark as not its own, and it sweeps once in a while, not every run."""
-
-    def leftover(labels: dict[str, str]) -> Any:
-        owner = DockerSandbox(image=IMAGE, labels=labels)
-        config = owner.container_config(
-            ["true"],
-            workspace=workspace,
-            limits=Limits(),
-            env=None,
-            user="10001:10001",
-            name=f"kaizen-sandbox-dead-{uuid.uuid4().hex[:12]}",
-        )
-        return owner.client.containers.create(**config)
-
     monkeypatch.setattr(docker_backend, "LEFTOVER_AFTER_S", 0.0)
     monkeypatch.setattr(docker_backend, "LEFTOVER_AFTER_RUNS", 0)
     monkeypatch.setattr(docker_backend, "_SWEEPS", docker_backend._Sweeps())
     minute = Limits(timeout_s=60)
-    dead = leftover(dict([RUN_LABEL]))
-    others = leftover({RUN_LABEL[0]: f"other-{uuid.uuid4().hex}"})
+    dead = leftover_of(workspace, dict([RUN_LABEL]))
+    others = leftover_of(workspace, {RUN_LABEL[0]: f"other-{uuid.uuid4().hex}"})
     try:
         assert sandbox.run(["true"], workspace=workspace, limits=minute).exit_code == 0
         with pytest.raises(docker.errors.NotFound):
             dead.reload()
         others.reload()  # still there
-        again = leftover(dict([RUN_LABEL]))
+        again = leftover_of(workspace, dict([RUN_LABEL]))
         assert sandbox.run(["true"], workspace=workspace, limits=minute).exit_code == 0
         again.reload()  # the next sweep is due in SWEEP_EVERY_S
         again.remove(force=True)
