@@ -796,7 +796,7 @@ def _major_is_three(test: ast.AST) -> bool:
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
         and isinstance(test.ops[0], ast.Eq)
-        and {_version_part(test.left), _version_part(test.comparators[0])} >= {0}
+        and 0 in (_version_part(test.left), _version_part(test.comparators[0]))
         and any(
             isinstance(side, ast.Constant) and side.value == 3
             for side in (test.left, test.comparators[0])
@@ -805,12 +805,15 @@ def _major_is_three(test: ast.AST) -> bool:
 
 
 def _under_major_three(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether a test of the major being 3 decides that ``node`` is evaluated at all."""
     child, parent = node, parents.get(node)
     while parent is not None:
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
-            earlier = parent.values[: parent.values.index(child)]  # type: ignore[arg-type]
-            if any(_major_is_three(value) for value in earlier):
-                return True
+            for value in parent.values:  # the tests ``and``-ed before this one
+                if value is child:
+                    break
+                if _major_is_three(value):
+                    return True
         if isinstance(parent, ast.If) and child in parent.body and _major_is_three(parent.test):
             return True
         child, parent = parent, parents.get(parent)
