@@ -188,8 +188,10 @@ def test_the_same_remark_on_the_same_code_elsewhere_in_the_file_is_a_listed_repe
 def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
     """addict 2.4's ``for key, val in self.items():`` drew B007 (``key`` unused) and
     PERF102 (use ``.values()``) on one line: one piece of advice, said twice (textstat
-    0.7's ``result == lo or result == hi`` drew SIM109 and PLR1714, both ``in (lo, hi)``).
-    The rule that says more stays; alone on its line, or where the other is below the repo's
+    0.7's ``result == lo or result == hi`` drew SIM109 and PLR1714, both ``in (lo, hi)``;
+    kanren 0.3's ``zip(lst, lst[1:])`` drew B905, whose ``strict=True`` would raise there,
+    and RUF007, ``itertools.pairwise``, which leaves no ``zip`` to be strict about). The
+    rule that says more stays; alone on its line, or where the other is below the repo's
     ``min_severity``, the lesser one is posted."""
     findings = [
         finding("ruff:B007", "addict/addict.py", 154, "medium"),
@@ -203,6 +205,8 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
         finding("ruff:B020", "intelhex/__init__.py", 777, "medium"),
         finding("ruff:SIM109", "tests/test_text_standard.py", 50, "low"),
         finding("ruff:PLR1714", "tests/test_text_standard.py", 50, "low"),
+        finding("ruff:B905", "tests/test_goals.py", 152, "medium"),
+        finding("ruff:RUF007", "tests/test_goals.py", 152, "low"),
     ]
 
     posted, _ = chosen_places(findings)
@@ -214,10 +218,12 @@ def test_a_remark_another_rule_makes_on_the_same_line_is_a_duplicate() -> None:
         ("ruff:PERF102", "addict/addict.py", 154),
         ("ruff:PLR1711", "tests/test_dump.py", 546),
         ("ruff:PLR1714", "tests/test_text_standard.py", 50),
+        ("ruff:RUF007", "tests/test_goals.py", 152),
         ("ruff:UP032", "cli.py", 44),
     ]
     assert sorted(strict) == [
         ("ruff:B007", "addict/addict.py", 154),
         ("ruff:B007", "addict/addict.py", 170),
         ("ruff:B020", "intelhex/__init__.py", 777),
+        ("ruff:B905", "tests/test_goals.py", 152),
     ]

@@ -73,6 +73,7 @@ SAID_BETTER_BY: dict[str, str] = {
     "ruff:RET501": "ruff:PLR1711",
     "ruff:PLR1704": "ruff:B020",
     "ruff:SIM109": "ruff:PLR1714",
+    "ruff:B905": "ruff:RUF007",
 }
 _HIGH = severity_rank("high")
 
