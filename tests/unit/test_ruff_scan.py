@@ -349,6 +349,31 @@ def test_an_argument_rebound_from_itself_is_minor() -> None:
     ]
 
 
+def test_an_argument_opened_where_the_caller_gave_none_is_minor() -> None:
+    """camelot 2's ``if pdf is None: with playa.open(path) as pdf:``: the argument was
+    missing and the ``with`` supplies it, as ``x = default`` under ``if x is None`` would
+    (which ruff leaves alone). The same ``with`` outside such a test keeps the warning."""
+    source = (
+        "def pages(path, pdf=None, spec=''):\n"
+        "    if pdf is None:\n"
+        "        with open(path) as pdf:\n"
+        "            return pages(path, pdf)\n"
+        "    if not spec:\n"
+        "        for spec in ('1', '2'):\n"
+        "            print(spec)\n\n\n"
+        "def text(path, pdf=None):\n"
+        "    with open(path) as pdf:\n"
+        "        return pdf.read()\n"
+    )
+    found = scan({"pkg/handlers.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:PLR1704"] == [
+        (3, "low"),
+        (6, "low"),
+        (11, "medium"),
+    ]
+
+
 def test_root_logger_calls_in_examples_and_tests_are_minor() -> None:
     """flasgger's example apps call ``logging.warning``: a demo has no module logger to
     configure apart. The library's own code keeps the warning."""

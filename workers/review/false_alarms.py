@@ -243,7 +243,9 @@ And these are right about the code but wrong about its weight:
 
 - ``PLR1704`` (an argument rebound) by a ``with`` or ``for`` whose own expression reads
   it (asyncclick's ``with _pager_contextmanager(color=color) as (…, color):``): the
-  caller's value resolved to the one to use, on purpose. Minor.
+  caller's value resolved to the one to use, on purpose; or under ``if name is None:``
+  (camelot 2's ``with playa.open(…) as pdf:`` when no open PDF was passed), where it
+  supplies what the caller left out. Minor.
 
 - ``B006`` (mutable default) on a parameter the function only reads (py-cpuinfo 9's
   ``acceptable_values={}``, only looked up): minor, as nothing changes the shared value.
@@ -2415,6 +2417,44 @@ def a_literal_value(source: str, row: int, column: int) -> bool:
 
 
 _LOCAL_NAME = re.compile(r"local name `([A-Za-z_]\w*)`")
+
+
+def fills_in_a_missing_argument(source: str, row: int, message: str) -> bool:
+    """Whether the argument PLR1704 names is rebound on ``row`` only where the caller gave
+    none: under ``if name is None:`` or ``if not name:``. camelot 2 opens the PDF itself
+    when no open one was passed (``if pdf is None: with playa.open(…) as pdf:``), as
+    ``name = default`` there would, which ruff leaves alone."""
+    found = _LOCAL_NAME.search(message)
+    tree = parse_source(source)
+    if found is None or tree is None:
+        return False
+    name = found.group(1)
+    parents = _parent_map(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or node.lineno != row:
+            continue
+        child: ast.AST = node
+        parent = parents.get(node)
+        while parent is not None and not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
+            if isinstance(parent, ast.If) and child in parent.body and _missing(parent.test, name):
+                return True
+            child, parent = parent, parents.get(parent)
+    return False
+
+
+def _missing(test: ast.expr, name: str) -> bool:
+    """``name is None`` or ``not name``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.Name) and test.operand.id == name
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == name
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
 
 
 def rebinds_from_itself(source: str, row: int, message: str) -> bool:

@@ -52,6 +52,7 @@ from workers.review.false_alarms import (
     escapes_every_value,
     exports_by_their_names,
     falls_back_from_get_annotations,
+    fills_in_a_missing_argument,
     filters_where_python_can,
     formats_with_its_own_spec,
     formatted_as_one,
@@ -899,7 +900,10 @@ def _finding(
             severity = "low"  # a shared default nothing changes
         elif code == "S202" and filters_where_python_can(text, row):
             severity = "low"  # the fallback where ``filter=`` is missing
-        elif code == "PLR1704" and rebinds_from_itself(text, row, message):
+        elif code == "PLR1704" and (
+            rebinds_from_itself(text, row, message)
+            or fills_in_a_missing_argument(text, row, message)
+        ):
             severity = "low"  # the argument resolved to the value to use
         elif code == "B007" and (
             repeats_a_number_of_times(text, row) or unpacked_beside_used_names(text, row, column)
