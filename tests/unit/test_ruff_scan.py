@@ -1035,6 +1035,25 @@ def test_a_fixture_taken_as_a_parameter_is_no_redefinition() -> None:
     assert [(f.line, f.pattern) for f in found if f.pattern == "ruff:F811"] == [(12, "ruff:F811")]
 
 
+def test_a_local_named_like_an_unused_import_is_no_redefinition() -> None:
+    """PyX 0.18's ``from . import otffile`` and, in a method, ``otffile = OTFfile(data)``:
+    the local lives in its function and the module's name is untouched (posted as
+    important). Bound again at module level, the import is lost, and F811 stays."""
+    source = (
+        "from . import otffile, afmfile\n"
+        "from .otf import OTFfile\n\n\n"
+        "class Font:\n"
+        "    @classmethod\n"
+        "    def load(cls, data):\n"
+        "        otffile = OTFfile(data)\n"
+        "        return cls(otffile)\n\n\n"
+        "afmfile = None\n"
+    )
+    found = scan({"pkg/font.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:F811"] == [12]
+
+
 def test_a_version_block_is_not_outdated_for_a_python_older_than_ruff_knows() -> None:
     """loguru supports 3.5; ruff lints for 3.7 at the oldest and calls ``>= (3, 6)``
     outdated. ``< (3, 0)`` is outdated on 3.5 as well."""

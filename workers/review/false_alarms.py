@@ -1050,8 +1050,10 @@ def _asks_for_handled(test: ast.expr) -> bool:
 
 
 def harmless_redefinition(source: str, row: int, message: str) -> bool:
-    """Whether ruff's F811 ``message`` on ``row`` is a parameter named like the unused
-    import (a pytest fixture taken in), the name was first bound by ``importorskip``, a
+    """Whether ruff's F811 ``message`` on ``row`` is a parameter or a function's local
+    named like the unused import (a pytest fixture taken in; PyX 0.18's ``otffile =
+    OTFfile(data)`` beside ``from . import otffile``), the name was first bound by
+    ``importorskip``, a
     function imports again what the module imported under that name, or the function is
     a Gherkin step its decorator registers by its text."""
     found = _redefinition(source, message)
@@ -1090,11 +1092,30 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
             ]
             if any(a.arg == name and a.lineno == row for a in every):
                 return True
+            if imported.get(first) is not None and _binds_locally(node, name, row):
+                return True  # PyX's ``otffile = OTFfile(data)``: the module's name untouched
         elif isinstance(node, ast.Assign) and node.lineno == first:
             call = node.value
             if isinstance(call, ast.Call) and _called_name(call.func) == "importorskip":
                 return True
     return False
+
+
+def _binds_locally(function: ast.AST, name: str, row: int) -> bool:
+    """Whether ``function``'s own body (not a nested function's) binds ``name`` on
+    ``row`` with no ``global`` for it: a local, which leaves the module's name as it was."""
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    nodes = own_nodes(function, (ast.Lambda, ast.comprehension))
+    if any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names for n in nodes):
+        return False
+    return any(
+        isinstance(n, ast.Name)
+        and n.id == name
+        and isinstance(n.ctx, ast.Store)
+        and n.lineno == row
+        for n in nodes
+    )
 
 
 # Decorators that register a Gherkin step by its text (behave, pytest-bdd, radish): the
