@@ -739,18 +739,8 @@ def said_to_dodge_a_type_checker(source: str, row: int) -> bool:
     litecli 1.17: ``# self.formatter.litecli = self, ty raises unresolved-attribute,
     hence use dynamic assignment`` over ``setattr(self.formatter, "litecli", self)``. A
     comment trailing the line above speaks of that line, not this one."""
-    lines = source.splitlines()
-    if not 0 < row <= len(lines):
-        return False
-    said = [lines[row - 1]]
-    for number in range(row - 1, max(row - 3, 0), -1):
-        if not lines[number - 1].lstrip().startswith("#"):
-            break
-        said.append(lines[number - 1])
-    return any(
-        (comment := _COMMENT.search(text)) is not None and _DODGES_A_CHECKER.search(comment.group())
-        for text in said
-    )
+    said = _comments_at(source, row, 2, comment_lines_only=True)
+    return any(_DODGES_A_CHECKER.search(text) for text in said)
 
 
 def major_checked_too(source: str, row: int) -> bool:
@@ -822,14 +812,22 @@ def _under_major_three(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
-def _comments_at(source: str, row: int, above: int) -> list[str]:
+def _comments_at(
+    source: str, row: int, above: int, *, comment_lines_only: bool = False
+) -> list[str]:
     """The comment on ``row`` and the comments among the ``above`` lines before it (a
-    comment line, or a line's trailing comment)."""
+    comment line, or a line's trailing comment; with ``comment_lines_only``, only the
+    comment lines right above ``row``, as a trailing comment speaks of its own line)."""
     lines = source.splitlines()
     if not 0 < row <= len(lines):
         return []
+    numbers = [row]
+    for number in range(row - 1, max(row - above, 1) - 1, -1):
+        if comment_lines_only and not lines[number - 1].lstrip().startswith("#"):
+            break
+        numbers.append(number)
     found = []
-    for number in range(max(row - above, 1), row + 1):
+    for number in sorted(numbers):
         comment = _COMMENT.search(lines[number - 1])
         if comment is not None:
             found.append(comment.group())
