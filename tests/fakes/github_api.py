@@ -3341,7 +3341,12 @@ class FakeGitHub:
                         "for help, please include the request ID.",
                         documentation_url="https://docs.github.com/rest/overview/"
                         "rate-limits-for-the-rest-api#about-the-primary-rate-limit",
-                        headers={"X-RateLimit-Remaining": "0"},
+                        # the exhausted window's reset: the response's own headers are
+                        # built later, when the window may already have been refilled
+                        headers={
+                            "X-RateLimit-Remaining": "0",
+                            "X-RateLimit-Reset": str(self._rate_reset),
+                        },
                     )
                 self._rate_remaining -= 1
         if json_error:
