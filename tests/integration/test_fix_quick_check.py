@@ -19,7 +19,9 @@ pytestmark = pytest.mark.slow
 sandbox = test_fix_loop.sandbox  # the same fixture: the real sandbox, or a skip
 
 ISSUE = "total_price([(10, 2)], 0.1) gives 22.0; a 10 % discount should give 18.0."
-SLOW_TEST = "import time\n\n\ndef test_slow_but_passing():\n    time.sleep(1.0)\n"
+# Slow enough that the failing tests alone stay under half the suite's time even when a
+# busy machine (CI runs the suite on every core) slows each container's start by a second.
+SLOW_TEST = "import time\n\n\ndef test_slow_but_passing():\n    time.sleep(4.0)\n"
 # Passes alone, fails after test_a_sets: a failure only the whole suite shows.
 ORDER_DEPENDENT = (
     "import os\n\n\n"
@@ -29,7 +31,7 @@ ORDER_DEPENDENT = (
 
 
 def quick_loop(sandbox: Sandbox, said: list[str], runs: int) -> FixLoop:
-    """A loop that uses the quick check on the fixture's 1-second suite."""
+    """A loop that uses the quick check on the fixture's slow suite."""
     budget = FixBudget(max_sandbox_runs=runs, quick_check_min_suite_s=0.5)
     return FixLoop(sandbox=sandbox, memory=None, budget=budget, progress=said.append)
 
@@ -49,7 +51,7 @@ def test_on_a_slow_suite_candidates_run_the_failing_tests_first(
     loop = quick_loop(sandbox, said, 40)
     result = loop.run(repo="octo-org/shop", issue_id="7", issue_text=ISSUE, checkout=checkout)
     assert result.fixed and "amount - amount * discount" in result.patch
-    assert any("each candidate runs them first" in line for line in said)
+    assert any("each candidate runs them first" in line for line in said), said
     *rejected, winner = result.attempts
     assert rejected, "the fixture's first candidates are wrong ones"
     quick_only = [a for a in rejected if "only the failing tests were run" in a.summary]
@@ -109,7 +111,7 @@ def test_the_quick_check_lets_through_a_fix_that_leaves_only_unrelated_failures(
     result = loop.run(repo="octo-org/shop", issue_id="8", issue_text=ISSUE, checkout=checkout)
     assert result.fixed, result.message
     assert "amount - amount * discount" in result.patch
-    assert any("each candidate runs them first" in line for line in said)
+    assert any("each candidate runs them first" in line for line in said), said
     assert result.other_failed == ["tests/test_legacy.py::test_legacy_format"]
     assert result.baseline_failed == ["tests/test_pricing.py::test_total_price_with_discount"]
     assert "left failing" in result.attempts[-1].summary
