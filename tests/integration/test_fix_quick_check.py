@@ -143,7 +143,7 @@ def test_a_root_tests_module_is_checked_quickly_by_its_own_node_ids(
         "import time\nimport unittest\n\nfrom calc import double\n\n\n"
         "class DoubleTests(unittest.TestCase):\n"
         "    def test_double(self):\n        self.assertEqual(double(2), 4)\n\n"
-        "    def test_slow(self):\n        time.sleep(1.0)\n"
+        "    def test_slow(self):\n        time.sleep(4.0)\n"
     )
     said: list[str] = []
     result = quick_loop(sandbox, said, 20).run(
