@@ -2274,3 +2274,48 @@ def test_a_file_kept_open_past_its_function_needs_no_with() -> None:
     found = scan({"pkg/claim.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:SIM115"] == [7, 8, 10]
+
+
+def test_an_elif_that_tests_another_name_but_kept_the_body_is_a_copied_branch() -> None:
+    """corner 2.3.0: ``elif iy > ndim - 1:`` raises the ``ix=…`` message word for word.
+    SIM114's "combine the branches" would hide the slip: the remark says what was copied,
+    as a warning, and suggests no merge."""
+    source = (
+        "def axis(ix, iy, ndim):\n"
+        "    if ix > ndim - 1:\n"
+        "        msg = f'ix={ix} too large for ndim={ndim}'\n"
+        "        raise ValueError(msg)\n"
+        "    elif iy > ndim - 1:\n"
+        "        msg = f'ix={ix} too large for ndim={ndim}'\n"
+        "        raise ValueError(msg)\n"
+        "    return ix, iy\n"
+    )
+    findings = scan({"pkg/x.py": ("", source)})
+    assert [(f.line, f.pattern, f.severity) for f in findings] == [
+        (5, "ruff:copied-branch", "medium")
+    ]
+    assert findings[0].suggestion is None
+    assert "`iy`" in findings[0].message and "`ix`" in findings[0].message
+    assert "line 2" in findings[0].message
+
+
+def test_same_arms_that_are_meant_to_be_one_stay_a_minor_simplification() -> None:
+    """The arms test different things (``x is None``, ``flag``) or the body uses both
+    names: one branch written twice, as SIM114 says."""
+    source = (
+        "def f(x, flag, a, b, fallback, report):\n"
+        "    if x is None:\n"
+        "        return fallback(x)\n"
+        "    elif flag:\n"
+        "        return fallback(x)\n"
+        "    if a > 1:\n"
+        "        return report(a, b)\n"
+        "    elif b > 1:\n"
+        "        return report(a, b)\n"
+        "    return None\n"
+    )
+    findings = scan({"pkg/x.py": ("", source)})
+    assert [(f.line, f.pattern, f.severity) for f in findings] == [
+        (5, "ruff:SIM114", "low"),
+        (9, "ruff:SIM114", "low"),
+    ]

@@ -34,6 +34,7 @@ from workers.code_paths import is_build_script, is_example_path, is_test_path
 from workers.review.base_text import text_before
 from workers.review.class_namespaces import in_a_namespace_class, read_from_its_namespace
 from workers.review.constant_sql import built_from_constants
+from workers.review.copied_branches import copied_branch
 from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
 from workers.review.false_alarms import (
@@ -854,6 +855,19 @@ def _finding(
     elif code is None:
         pattern, severity = "ruff:syntax-error", "high"
         title = f"**Syntax error** {message}"
+    elif code == "SIM114" and (copied := copied_branch(text, row)) is not None:
+        # one arm copied from the other and half edited: merging them keeps the slip
+        pattern, severity = "ruff:copied-branch", "medium"
+        title = (
+            f"**Copied branch?** This `elif` tests `{copied.instead}` the way line "
+            f"{copied.first_line} tests `{copied.kept}`, but its body is the first "
+            f"branch's word for word and still uses `{copied.kept}`. If it should use "
+            f"`{copied.instead}` here, combining the branches (as SIM114 suggests) would "
+            "keep the slip."
+        )
+        if copied.line in added:
+            row = copied.line
+        item = {key: value for key, value in item.items() if key != "fix"}
     elif newer is not None and python is not None:
         # a NameError on the older versions, and no version check around it that this can
         # read: a likely bug, not a certain one
