@@ -2319,3 +2319,24 @@ def test_same_arms_that_are_meant_to_be_one_stay_a_minor_simplification() -> Non
         (5, "ruff:SIM114", "low"),
         (9, "ruff:SIM114", "low"),
     ]
+
+
+def test_a_number_default_converted_at_once_is_a_minor_env_remark() -> None:
+    """loky 3.7: ``int(float(os.environ.get("LOKY_MAX_MEMORY_LEAK_SIZE", 3e8)))``: the
+    conversion takes the set string and the number alike, so PLW1508 is a typing nit
+    there. Kept as a warning where the value is used as it comes (a str when set, an int
+    when not) and where ``bool()`` converts it (any set string is true)."""
+    source = (
+        "import os\n\n"
+        'LIMIT = int(float(os.environ.get("LIMIT", 3e8)))\n'
+        'WORKERS = int(os.getenv("WORKERS", 4))\n'
+        'N = os.getenv("N", 10)\n'
+        'DEBUG = bool(os.getenv("DEBUG", False))\n'
+    )
+    findings = scan({"pkg/x.py": ("", source)})
+    assert [(f.line, f.pattern, f.severity) for f in findings] == [
+        (3, "ruff:PLW1508", "low"),
+        (4, "ruff:PLW1508", "low"),
+        (5, "ruff:PLW1508", "medium"),
+        (6, "ruff:PLW1508", "medium"),
+    ]

@@ -37,6 +37,7 @@ from workers.review.constant_sql import built_from_constants
 from workers.review.copied_branches import copied_branch
 from workers.review.def_names import DefNames, def_names
 from workers.review.diff_model import DiffModel, FileChange
+from workers.review.env_defaults import converted_at_once
 from workers.review.false_alarms import (
     a_digest_cut_short,
     a_field_specifier,
@@ -933,6 +934,8 @@ def _finding(
             severity = "low"
         elif code == "S506" and loads_with_its_own_loader(text, row):
             severity = "low"  # a Loader ruff cannot see into: omegaconf's is a BaseLoader
+        elif code == "PLW1508" and converted_at_once(text, row, column):
+            severity = "low"  # int(os.getenv("N", 10)): either way an int
     parts = [title]
     fix = item.get("fix") if isinstance(item.get("fix"), Mapping) else None
     fix_title = str(fix.get("message") or "").strip() if fix else ""
