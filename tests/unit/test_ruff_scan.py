@@ -1327,10 +1327,14 @@ def test_a_password_rule_on_a_placeholder_value_is_no_remark() -> None:
         'token = "eyJhbGciOiJSUzI1NiIsImtpZCI6InRlc3Qta2V5In0.e30."\n'
         # nats-py 2.16: a subject token compared with a wildcard
         'wild = token == ">"\n'
+        # asyncssh 2.24: a format token of its config's ``%u`` substitution
+        'user = token == "u"\n'
+        'ADMIN_PASSWORD = "ab"\n'
+        'ROOT_PASSWORD = "abc"\n'
     )
     found = scan({"examples/app.py": ("", source)})
 
-    assert [f.line for f in found if f.pattern == "ruff:S105"] == [4]
+    assert [f.line for f in found if f.pattern == "ruff:S105"] == [4, 9]
 
 
 def test_markup_from_escaped_values_only_is_no_remark() -> None:
