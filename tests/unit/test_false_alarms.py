@@ -22,6 +22,7 @@ from workers.review.false_alarms import (
     runs_code_written_here,
     self_assigned_builtin,
     split_inside_a_sentence,
+    splits_a_digest,
 )
 
 
@@ -102,6 +103,26 @@ def test_one_sentence_split_where_it_runs_on_is_not_a_missing_comma(line: str, p
 )
 def test_a_split_between_words_stays_a_likely_missing_comma(line: str, pair: str) -> None:
     assert not split_inside_a_sentence(line + "\n", 1, *columns(line, pair))
+
+
+@pytest.mark.parametrize(
+    ("line", "pair", "one"),
+    [
+        # requests-ntlm 1.3's tests: a SHA-256 in hex, cut where the line ran out
+        (
+            'h = ("2334B8476CBF4E6DFC766A5D5A30D6649C01BAE1662A5C3A130" "2A968D7C6B0F6")',
+            '"2334B8476CBF4E6DFC766A5D5A30D6649C01BAE1662A5C3A130" "2A968D7C6B0F6"',
+            True,
+        ),
+        ('sha1 = "da39a3ee5e6b4b0d3255" "bfef95601890afd80709"', None, True),
+        # two hashes of a list, a comma missing: neither a digest's length together
+        ('ids = ["da39a3ee5e6b4b0d3255bfef95601890afd80709" "deadbeef"]', None, False),
+        ('codes = ["abc" "def"]', None, False),
+    ],
+)
+def test_a_digest_split_in_two_is_one_value(line: str, pair: str | None, one: bool) -> None:
+    pair = pair or line[line.index('"') : line.rindex('"') + 1]
+    assert splits_a_digest(line + "\n", 1, *columns(line, pair)) is one
 
 
 def test_what_cannot_be_read_as_two_literals_is_not_a_sentence() -> None:

@@ -315,6 +315,7 @@ __all__ = [
     "said_why_not_ne",
     "self_assigned_builtin",
     "split_inside_a_sentence",
+    "splits_a_digest",
     "strings_on",
     "unpacked_beside_used_names",
 ]
@@ -1735,6 +1736,25 @@ def joins_two_kinds(source: str, row: int, start: int, end: int) -> bool:
         return False
     kinds = [set(found.group("prefix").lower()) & {"f", "t", "r"} for found in pair]
     return kinds[0] != kinds[1]
+
+
+def splits_a_digest(source: str, row: int, start: int, end: int) -> bool:
+    """Whether ruff's ISC001 pair (as in :func:`split_inside_a_sentence`) is one digest
+    in hex cut in two: both pieces hex digits, together as long as an MD5, SHA-1,
+    SHA-224, SHA-256, SHA-384 or SHA-512 is (requests-ntlm 1.3's tests keep a SHA-256 as
+    ``"2334…A130" "2A96…B0F6"``, where a formatter wrapped it). Two items a comma was
+    meant to part are rarely together a digest's length."""
+    pair = _literal_pair(source, row, start, end)
+    if pair is None:
+        return False
+    bodies = [found.group("body") for found in pair]
+    return all(_HEX.fullmatch(body) for body in bodies) and (
+        sum(map(len, bodies)) in _DIGEST_HEX_LENGTHS
+    )
+
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_DIGEST_HEX_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})
 
 
 def _literal_pair(

@@ -102,6 +102,7 @@ from workers.review.false_alarms import (
     self_assigned_builtin,
     skips_without_it,
     split_inside_a_sentence,
+    splits_a_digest,
     strings_on,
     tests_for_nan,
     unpacked_beside_used_names,
@@ -892,6 +893,7 @@ def _finding(
                 or formatted_as_one(text, row, column)
                 or joins_two_kinds(text, row, column, end_column)
                 or one_value_over_lines(text, row, column)
+                or splits_a_digest(text, row, column, end_column)
             )
         ):
             severity = "low"  # one text written in pieces: not a missing comma
