@@ -226,6 +226,27 @@ def test_an_unused_counter_of_a_range_loop_is_minor() -> None:
     ]
 
 
+def test_an_unused_item_of_a_loop_that_counts_the_items_is_minor() -> None:
+    """minio's tests: ``for bucket in buckets: count += 1`` counts what a listing gave;
+    the count is the point. A loop that adds anything else stays a warning."""
+    source = (
+        "def counts(buckets, items):\n"
+        "    count = 0\n"
+        "    for bucket in buckets:\n"
+        "        count += 1\n"
+        "    total = 0\n"
+        "    for item in items:\n"
+        "        total += count\n"
+        "    return count, total\n"
+    )
+    found = scan({"pkg/counts.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:B007"] == [
+        (3, "low"),
+        (6, "medium"),
+    ]
+
+
 def test_an_unused_name_unpacked_beside_used_ones_is_minor() -> None:
     """pefile's tests: ``for root, dirs, files in os.walk(directory):`` reads two of the
     three; the loop is used, the name left over is a rename to ``_dirs``. A loop none of

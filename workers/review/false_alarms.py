@@ -281,6 +281,7 @@ __all__ = [
     "changes_what_it_iterates",
     "closed_in_a_finally",
     "compares_with_a_supported_python",
+    "counts_its_items",
     "defines_names_at_run_time",
     "escapes_every_value",
     "formats_with_its_own_spec",
@@ -2365,6 +2366,30 @@ def repeats_a_number_of_times(source: str, row: int) -> bool:
         and isinstance(node.iter, ast.Call)
         and _called_name(node.iter.func) == "range"
         for node in ast.walk(tree)
+    )
+
+
+def counts_its_items(source: str, row: int) -> bool:
+    """Whether the loop on ``row`` (B007, its variable unused) does nothing but count:
+    every statement of its body adds one to a counter (minio's tests: ``for bucket in
+    buckets: count += 1``). The number of items is the point, as in a ``range`` loop."""
+    tree = parse_source(source)
+    return tree is not None and any(
+        isinstance(node, ast.For | ast.AsyncFor)
+        and node.lineno == row
+        and not node.orelse
+        and all(_adds_one(statement) for statement in node.body)
+        for node in ast.walk(tree)
+    )
+
+
+def _adds_one(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.AugAssign)
+        and isinstance(statement.op, ast.Add)
+        and isinstance(statement.value, ast.Constant)
+        and statement.value.value == 1
+        and type(statement.value.value) is int
     )
 
 

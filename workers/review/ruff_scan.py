@@ -48,6 +48,7 @@ from workers.review.false_alarms import (
     closed_in_a_finally,
     compares_a_comparison,
     compares_with_a_supported_python,
+    counts_its_items,
     default_only_read,
     defines_names_at_run_time,
     entered_in_a_stack,
@@ -923,7 +924,9 @@ def _finding(
         ):
             severity = "low"  # the argument resolved to the value to use
         elif code == "B007" and (
-            repeats_a_number_of_times(text, row) or unpacked_beside_used_names(text, row, column)
+            repeats_a_number_of_times(text, row)
+            or counts_its_items(text, row)
+            or unpacked_beside_used_names(text, row, column)
         ):
             severity = "low"  # for _ in range(n): the count is the point
         elif code == "SIM115" and (
