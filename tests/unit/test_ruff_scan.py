@@ -2365,3 +2365,32 @@ def test_a_number_default_converted_at_once_is_a_minor_env_remark() -> None:
         (5, "ruff:PLW1508", "medium"),
         (6, "ruff:PLW1508", "medium"),
     ]
+
+
+def test_a_function_that_returns_only_when_a_value_is_there_is_a_minor_ret503() -> None:
+    """ntlm-auth 1.5's ``session_key``: ``if self._authenticate_message: return
+    self._authenticate_message.exported_session_key``, and param 2.4's ``__call__``
+    with ``if method is not None:``: without the value there is nothing to give, and
+    the None that falls out is the answer. ``sign`` forgets its zero: still a warning."""
+    source = (
+        "class Context:\n"
+        "    @property\n"
+        "    def session_key(self):\n"
+        "        if self._message:\n"
+        "            return self._message.key\n\n"
+        "    def __call__(self, *events):\n"
+        "        method = self._ref()\n"
+        "        if method is not None:\n"
+        "            return method(*events)\n\n\n"
+        "def sign(x):\n"
+        "    if x > 0:\n"
+        "        return 1\n"
+        "    elif x < 0:\n"
+        "        return -1\n"
+    )
+    findings = scan({"pkg/x.py": ("", source)})
+    assert [(f.line, f.pattern, f.severity) for f in findings] == [
+        (2, "ruff:RET503", "low"),
+        (7, "ruff:RET503", "low"),
+        (13, "ruff:RET503", "medium"),
+    ]

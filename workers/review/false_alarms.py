@@ -310,6 +310,7 @@ __all__ = [
     "reexported_by_its_package",
     "reraises_a_handled_exception",
     "return_code_read",
+    "returns_when_there",
     "runs_code_written_here",
     "said_to_be_naive",
     "said_to_be_shared",
@@ -2367,6 +2368,51 @@ def repeats_a_number_of_times(source: str, row: int) -> bool:
         and _called_name(node.iter.func) == "range"
         for node in ast.walk(tree)
     )
+
+
+def returns_when_there(source: str, row: int) -> bool:
+    """Whether the function at ``row`` (RET503: it falls off its end after returning a
+    value elsewhere) ends with an ``if`` that only asks whether a value is there (``if
+    x:``, ``if x is not None:``, ``if self._message:``) and returns from its body: with
+    nothing there the None that falls out is the answer (ntlm-auth's ``session_key``,
+    param's weak-method ``__call__``). A branch that compares (``if x > 0:``) may have
+    left a case out, and keeps the warning."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        starts = [node.lineno, *(d.lineno for d in node.decorator_list)]
+        if row not in starts:
+            continue
+        last = node.body[-1]
+        return (
+            isinstance(last, ast.If)
+            and not last.orelse
+            and _asks_whether_there(last.test)
+            and isinstance(last.body[-1], ast.Return)
+        )
+    return False
+
+
+def _asks_whether_there(test: ast.expr) -> bool:
+    """``x``, ``self.x``, ``x is not None``."""
+    if isinstance(test, ast.Compare):
+        return (
+            len(test.ops) == 1
+            and isinstance(test.ops[0], ast.IsNot)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+            and _a_plain_name(test.left)
+        )
+    return _a_plain_name(test)
+
+
+def _a_plain_name(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def counts_its_items(source: str, row: int) -> bool:

@@ -95,6 +95,7 @@ from workers.review.false_alarms import (
     reraises_a_handled_exception,
     reraises_an_outer_exception,
     return_code_read,
+    returns_when_there,
     runs_code_written_here,
     said_to_be_naive,
     said_to_be_shared,
@@ -939,6 +940,8 @@ def _finding(
             severity = "low"
         elif code == "S506" and loads_with_its_own_loader(text, row):
             severity = "low"  # a Loader ruff cannot see into: omegaconf's is a BaseLoader
+        elif code == "RET503" and returns_when_there(text, row):
+            severity = "low"  # ``if x is not None: return x()``: None when there is none
         elif code == "PLW1508" and converted_at_once(text, row, column):
             severity = "low"  # int(os.getenv("N", 10)): either way an int
     parts = [title]
