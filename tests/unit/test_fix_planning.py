@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from workers.fix.operators import generate_patches
-from workers.fix.planning import rank_candidates, rank_in_tiers
+from workers.fix.planning import MESSAGE_EDIT_SHARE, plausibility, rank_candidates, rank_in_tiers
 from workers.fix.types import Patch, Suspect
 
 SOURCE = textwrap.dedent(
@@ -181,3 +181,22 @@ def test_a_decay_lets_a_less_suspicious_lines_first_guess_past_a_busy_lines_tail
     assert whole[:first_on_3] == [2] * first_on_3 and first_on_3 > 2  # the busy line, whole
     assert decayed.index(3) < first_on_3
     assert sorted(decayed) == sorted(whole)  # the same candidates, in another order
+
+
+def test_a_name_in_a_raised_message_counts_a_quarter_and_one_in_returned_text_whole() -> None:
+    """A traceback points at the ``raise``; its message is the symptom the issue quotes
+    more often than the bug. A returned message is the output itself (parsy's
+    ``f"… got {min} item(s)"`` for ``{times}``)."""
+    source = textwrap.dedent(
+        """\
+        def check(low, high, value):
+            if value < low:
+                raise ValueError(f"{value} is below {low}")
+            return f"{value} is at least {low}"
+        """
+    )
+    raised = generate_patches(source, "a.py", 3, operators=["wrong-variable"])
+    returned = generate_patches(source, "a.py", 4, operators=["wrong-variable"])
+    assert raised and returned
+    assert {plausibility(p) for p in raised} == {MESSAGE_EDIT_SHARE}
+    assert {plausibility(p) for p in returned} == {1.0}

@@ -122,7 +122,10 @@ def generate_patches(
                     before=source,
                     after=bom + after,
                     description=f"{edit.description} at line {line}",
-                    extra={LEAVES_DEAD: True} if edit.leaves_dead else {},
+                    extra={
+                        **({LEAVES_DEAD: True} if edit.leaves_dead else {}),
+                        **({IN_A_MESSAGE: True} if edit.in_a_message else {}),
+                    },
                 )
             )
             count += 1
@@ -158,6 +161,7 @@ class _Edit:
     text: str
     description: str = field(default="")
     leaves_dead: bool = False  # the edit takes a local's only read: see _op_wrong_variable
+    in_a_message: bool = False  # in a placeholder of a raised exception's message: ditto
 
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
@@ -171,6 +175,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DEAD_READ_RANK = 100
 # Patch.extra key: the patch leaves an assignment dead (the planner weighs it less)
 LEAVES_DEAD = "leaves_dead"
+IN_A_MESSAGE = "in_a_message"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -200,6 +205,9 @@ class _Ctx:
         # Names bound to functions, classes and imports: never "variables".
         self.callables: set[str] = set()
         self.has_line = isinstance(line, int) and 1 <= line <= len(self.starts)
+        # names that are a whole f-string placeholder on the line (``{count}``), placed
+        # by reading the source: see _placeholders
+        self.placeholder_spans: dict[ast.Name, tuple[int, int]] = {}
         stack: list[ast.AST] = [tree]
         while stack:
             node = stack.pop()
@@ -211,13 +219,47 @@ class _Ctx:
                 self.callables.update((a.asname or a.name).split(".")[0] for a in node.names)
             if isinstance(node, ast.JoinedStr):
                 # Positions inside f-strings are unreliable before Python 3.12: never
-                # edit there.
+                # edit there by them.
+                if self.has_line and self.touches(node):
+                    self._placeholders(node)
                 continue
             children = list(ast.iter_child_nodes(node))
             for child in children:
                 self.parents[child] = node
             stack.extend(reversed(children))
         self.nodes.sort(key=lambda n: self.span(n) or (0, 0))
+
+    def _placeholders(self, joined: ast.JoinedStr) -> None:
+        """Place the names that are a whole placeholder of ``joined`` (``{count}``,
+        ``{count!r}``, ``{count:>4}``) on the line by reading its source. Python 3.11
+        places them by searching the string for their text, and ``f"{n} of n"`` or
+        ``f"min {min}"`` puts the name on the word. A name is placed only when its
+        placeholders in the source are exactly its nodes: an escaped ``{{n}}``, a plain
+        piece beside the f-string that holds ``{n}``, or the name in a format spec
+        leave it unplaced."""
+        span = self.span(joined)
+        if span is None:
+            return
+        text = self.source[span[0] : span[1]]
+        nodes: dict[str, list[ast.Name]] = {}
+        for value in joined.values:
+            if isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name):
+                nodes.setdefault(value.value.id, []).append(value.value)
+                self.parents[value.value] = value
+                self.parents[value] = joined
+        for name, found in nodes.items():
+            places = [
+                m.start(2)
+                for m in re.finditer(r"(\{+)\s*(" + re.escape(name) + r")\s*(?=[}!:=])", text)
+                if len(m.group(1)) % 2 == 1  # ``{{`` is a brace, ``{{{`` one and a placeholder
+                and (m.start() == 0 or text[m.start() - 1] != "{")
+            ]
+            if len(places) != len(found):
+                continue
+            for node, at in zip(found, places, strict=True):
+                start = span[0] + at
+                if self.line_of(start) == self.line:
+                    self.placeholder_spans[node] = (start, start + len(name))
 
     # ----------------------------------------------------------------- positions
 
@@ -1550,16 +1592,27 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
     for name in list(variables):
         if name in {"self", "cls"} or (func is None and name in not_variables):
             del variables[name]
-    for node in ctx.of_type(ast.Name):
+    # a closure reads its enclosing functions' variables, builtins' names among them
+    # (parsy's ``until(…, min=0)`` and the parser it returns, which reads ``min``)
+    enclosing = {
+        name
+        for node in ctx.nodes
+        if isinstance(node, _FUNCS)
+        and node is not func
+        and func is not None
+        and node.lineno < func.lineno
+        for name in _scope_vars(node)
+    }
+    for node in [*ctx.of_type(ast.Name), *ctx.placeholder_spans]:
         assert isinstance(node, ast.Name)
         parent = ctx.parents.get(node)
         if not isinstance(node.ctx, ast.Load) or node.id in {"self", "cls"}:
             continue
         if isinstance(parent, ast.Call) and parent.func is node:
             continue
-        if node.id not in variables and node.id in not_variables:
+        if node.id not in variables and node.id not in enclosing and node.id in not_variables:
             continue
-        span = ctx.span(node)
+        span = ctx.placeholder_spans.get(node) or ctx.span(node)
         if span is None:
             continue
         own = variables.get(node.id)
@@ -1589,9 +1642,10 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
         # the only read of a local: the edit would leave its assignment dead
         dead = func is not None and node.id in assigned and reads[node.id] == 1
         last = DEAD_READ_RANK if dead else 0
+        in_message = node in ctx.placeholder_spans and _raised(ctx, node)
         for rank, var in enumerate(candidates[:6]):
             desc = _change(node.id, var.name)
-            yield _Edit((last + rank, span[0]), span[0], span[1], var.name, desc, dead)
+            yield _Edit((last + rank, span[0]), span[0], span[1], var.name, desc, dead, in_message)
     yield from _wrong_attribute(ctx)
     yield from _sibling_keyword_values(ctx)
     yield from _sibling_callees(ctx)
@@ -1681,6 +1735,11 @@ def _argument_words(call: ast.Call) -> set[str]:
         for word in name.lower().split("_")
         if word
     }
+
+
+def _raised(ctx: _Ctx, node: ast.AST) -> bool:
+    """Whether ``node`` is part of a ``raise`` statement (its exception's message)."""
+    return any(isinstance(up, ast.Raise) for up in ctx.ancestors(node))
 
 
 def _target_words(ctx: _Ctx, node: ast.AST) -> frozenset[str]:
