@@ -1633,6 +1633,26 @@ def test_a_short_flagged_text_is_old_on_the_old_line_of_the_same_name() -> None:
     assert [f.line for f in found if f.pattern == "ruff:RUF012"] == [3]
 
 
+def test_a_security_remark_on_code_that_only_lost_a_typing_alias_is_old() -> None:
+    """bpython 0.26: ``eval(name, cast(Dict[str, Any], locals))`` became ``cast(dict[str,
+    Any], …)``: the S307 stands on the same call. An ``eval`` of something else is new."""
+    old = (
+        "from typing import Any, Dict, cast\n\n\n"
+        "def get_object(name, ns):\n"
+        "    return eval(name, cast(Dict[str, Any], ns))\n"
+    )
+    new = (
+        "from typing import Any, cast\n\n\n"
+        "def get_object(name, ns):\n"
+        "    return eval(name, cast(dict[str, Any], ns))\n\n\n"
+        "def get_other(name, ns):\n"
+        "    return eval(name + '()', cast(dict[str, Any], ns))\n"
+    )
+    found = scan({"repl.py": (old, new)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S307"] == [9]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""
