@@ -2414,3 +2414,18 @@ def test_a_function_that_returns_only_when_a_value_is_there_is_a_minor_ret503() 
         (7, "ruff:RET503", "low"),
         (13, "ruff:RET503", "medium"),
     ]
+
+
+def test_a_rule_named_in_a_ruff_ignore_comment_on_the_line_is_no_remark() -> None:
+    """pudb 2026.1 silences ruff with ``# ruff:ignore[undefined-name]`` (rule names,
+    which ruff reads only in preview, and pudb sets ``preview = true``): Kaizen flagged
+    the very lines the team had silenced. Another rule on such a line still counts."""
+    source = (
+        "palette.update({  # ruff:ignore[undefined-name]\n"
+        "    'source': add_setting('black'),  # ruff: ignore[F821, unused-variable]\n"
+        "})\n"
+        "x = undefined_thing  # ruff:ignore[unused-import]\n"
+    )
+    found = scan({"examples/theme.py": ("", source)})
+
+    assert [(f.line, f.pattern) for f in found] == [(4, "ruff:F821")]

@@ -113,6 +113,7 @@ from workers.review.findings import UNCHANGED_PLACES, Finding, Side
 from workers.review.loop_closures import used_in_its_iteration
 from workers.review.pylint_disables import disabled_by_pylint
 from workers.review.python2_code import written_for_python2
+from workers.review.ruff_suppressions import ignored_on_line
 from workers.review.secrets_scan import (
     is_placeholder,
     is_unsigned_jwt,
@@ -838,6 +839,7 @@ def _finding(
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
         or (code is not None and disabled_by_pylint(text, row, code))
+        or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
         or (
             code == "UP036"
