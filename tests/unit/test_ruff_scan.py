@@ -2429,3 +2429,21 @@ def test_a_rule_named_in_a_ruff_ignore_comment_on_the_line_is_no_remark() -> Non
     found = scan({"examples/theme.py": ("", source)})
 
     assert [(f.line, f.pattern) for f in found] == [(4, "ruff:F821")]
+
+
+def test_a_comparison_with_none_used_as_an_array_mask_is_no_remark() -> None:
+    """xarray 2026.9: ``none_position = dates == None`` then ``dates[~none_position]``,
+    and ``data[data == None] = ""``: numpy compares element by element, which ``is
+    None`` would not. A comparison read as a truth value keeps E711."""
+    source = (
+        "def clean(dates, data, x):\n"
+        "    none_position = dates == None\n"
+        "    data[data == None] = ''\n"
+        "    kept = data[(data != None) & (data != '')]\n"
+        "    if x == None:\n"
+        "        return None\n"
+        "    return dates[~none_position], kept\n"
+    )
+    found = scan({"pkg/times.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:E711"] == [5]

@@ -280,6 +280,7 @@ __all__ = [
     "byte_offset",
     "changes_what_it_iterates",
     "closed_in_a_finally",
+    "compared_elementwise",
     "compares_with_a_supported_python",
     "counts_its_items",
     "defines_names_at_run_time",
@@ -1465,6 +1466,49 @@ def compares_a_comparison(source: str, row: int, column: int) -> bool:
             ):
                 return True
     return False
+
+
+def compared_elementwise(source: str, row: int, column: int) -> bool:
+    """Whether the comparison with ``None``/``True``/``False`` at ``row``, ``column``
+    (ruff's, 1-based) is an array's, element by element: used as a mask (``data[data ==
+    None] = ""``), inverted with ``~``, or assigned to a name used so (xarray 2026.9's
+    ``none_position = dates == None`` then ``dates[~none_position]``). ``dates is None``,
+    as the remark says, asks whether the array itself is None."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return False
+    parents = _parent_map(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or not any(
+            (part.lineno, part.col_offset) == (row, offset)
+            for part in (node, node.left, *node.comparators)
+        ):
+            continue
+        if _used_as_a_mask(node, parents):
+            return True
+        parent = parents.get(node)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0]
+            if isinstance(target, ast.Name):
+                return any(
+                    isinstance(use, ast.Name)
+                    and use.id == target.id
+                    and isinstance(use.ctx, ast.Load)
+                    and _used_as_a_mask(use, parents)
+                    for use in ast.walk(tree)
+                )
+    return False
+
+
+def _used_as_a_mask(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """``x[node]``, ``~node``, or either of those with ``&``/``|`` between masks."""
+    child, parent = node, parents.get(node)
+    while isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.BitAnd | ast.BitOr):
+        child, parent = parent, parents.get(parent)
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Invert):
+        return True
+    return isinstance(parent, ast.Subscript) and parent.slice is child
 
 
 # What a naive ``datetime.min``/``max`` answers the same in every timezone: its fields

@@ -46,6 +46,7 @@ from workers.review.false_alarms import (
     an_operator_dsl,
     changes_what_it_iterates,
     closed_in_a_finally,
+    compared_elementwise,
     compares_a_comparison,
     compares_with_a_supported_python,
     counts_its_items,
@@ -824,7 +825,12 @@ def _finding(
         or (code == "PLR0124" and tests_for_nan(text, row, message))
         or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
-        or (code in ("E711", "E712") and compares_a_comparison(text, row, column))
+        or (
+            code in ("E711", "E712")
+            and (
+                compares_a_comparison(text, row, column) or compared_elementwise(text, row, column)
+            )
+        )
         or (code == "DTZ901" and reads_a_calendar_field(text, row, column))
         or (code == "SIM115" and keeps_the_file_open(text, row, column))
         or (code == "SIM115" and entered_in_a_stack(text, row, column))
