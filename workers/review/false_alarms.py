@@ -238,8 +238,9 @@ And these are right about the code but wrong about its weight:
 
 - ``B007`` (loop variable unused) on a loop over a ``range``: "do this n times" (ping3's
   tests' ``for round_idx in range(num_rounds):``), or on one of several names a loop
-  unpacks while it reads another (pefile's ``for root, dirs, files in os.walk(d):``);
-  minor, where a loop over data that reads none of its names may be a bug.
+  unpacks while it reads another (pefile's ``for root, dirs, files in os.walk(d):``),
+  or on a loop that only counts its items (minio's tests' ``for bucket in buckets:
+  count += 1``); minor, where a loop over data that reads none of its names may be a bug.
 
 - ``PLR1704`` (an argument rebound) by a ``with`` or ``for`` whose own expression reads
   it (asyncclick's ``with _pager_contextmanager(color=color) as (…, color):``): the
@@ -257,6 +258,17 @@ And these are right about the code but wrong about its weight:
 - ``F811`` on an import of what the first import already bound (``import re`` twice,
   pykwalify 1.8): minor, delete the copy; nothing is lost, as it is when a function is
   defined over another.
+
+- ``RET503`` (falling off the end after returning a value) where the function ends with
+  an ``if`` that only asks whether a value is there and returns from it (ntlm-auth's
+  ``if self._authenticate_message: return …``): the None that falls out is the answer.
+  Minor, where ``if x > 0: … elif x < 0: …`` may have left a case out.
+
+- ``ISC001`` (two literals side by side) that together are a hex digest's length
+  (requests-ntlm's SHA-256 wrapped by a formatter): one value. Minor.
+
+- ``E711``/``E712`` on an array's comparison used as a mask (xarray's ``dates[~(dates ==
+  None)]``): numpy compares element by element, which ``is None`` would not. No remark.
 """
 
 from __future__ import annotations
