@@ -948,6 +948,18 @@ def _parent_map(tree: ast.AST) -> dict[ast.AST, ast.AST]:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
+def _located(
+    source: str, row: int, column: int
+) -> tuple[ast.Module, int, dict[ast.AST, ast.AST]] | None:
+    """The parsed source, the ``col_offset`` of ruff's ``row``/``column`` and each
+    node's parent; None when the source does not parse or has no such place."""
+    tree = parse_source(source)
+    offset = byte_offset(source, row, column)
+    if tree is None or offset is None:
+        return None
+    return tree, offset, _parent_map(tree)
+
+
 _Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -1486,11 +1498,10 @@ def compared_elementwise(source: str, row: int, column: int) -> bool:
     None] = ""``), inverted with ``~``, or assigned to a name used so (xarray 2026.9's
     ``none_position = dates == None`` then ``dates[~none_position]``). ``dates is None``,
     as the remark says, asks whether the array itself is None."""
-    tree = parse_source(source)
-    offset = byte_offset(source, row, column)
-    if tree is None or offset is None:
+    located = _located(source, row, column)
+    if located is None:
         return False
-    parents = _parent_map(tree)
+    tree, offset, parents = located
     for node in ast.walk(tree):
         if not isinstance(node, ast.Compare) or not any(
             (part.lineno, part.col_offset) == (row, offset)
@@ -1600,11 +1611,10 @@ def entered_in_a_stack(source: str, row: int, column: int) -> bool:
     or an ``or``, straight into an exit stack's ``enter_context`` (pyaml 26's command
     line: ``dsts.enter_context(safe_replacement(p) if not special else open(p, 'w'))``).
     The stack closes it as a ``with`` would; ruff sees that only for a bare ``open``."""
-    tree = parse_source(source)
-    offset = byte_offset(source, row, column)
-    if tree is None or offset is None:
+    located = _located(source, row, column)
+    if located is None:
         return False
-    parents = _parent_map(tree)
+    tree, offset, parents = located
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and (node.lineno, node.col_offset) == (row, offset):
             child: ast.AST = node
