@@ -228,6 +228,14 @@ def test_off_by_one_counts_a_position_from_the_other_end_before_other_literals()
     assert patches[0].after == buggy.replace("(8 - i)", "(7 - i)")
 
 
+def test_off_by_one_moves_a_shift_by_a_name_one_bit() -> None:
+    """mercantile's ``quadkey`` with ``mask = 1 << z`` for ``1 << (z - 1)``: a bit
+    position one too high; only the ``1`` was bumped (not fixed in 60 runs)."""
+    buggy = "mask = 1 << z\n"
+    afters = [p.after for p in generate_patches(buggy, "a.py", 1, operators=["off-by-one"])]
+    assert afters[:2] == ["mask = 1 << z - 1\n", "mask = 1 << z + 1\n"]  # `-` binds first
+
+
 def test_constant_takes_the_number_the_lines_comment_names() -> None:
     """isoweek with ``d = date(self.year, 1, 1)  # The Jan 4th must be in week 1``: the
     comment says 4, the code 1; no template wrote a 4 before (not fixed in 60 runs). A

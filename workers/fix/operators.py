@@ -810,6 +810,14 @@ def _op_off_by_one(ctx: _Ctx) -> Iterator[_Edit]:
             dividend = node.args[0] if _is_call_to(node, "divmod") and node.args else None
             if dividend is not None and not isinstance(dividend, ast.Starred):
                 targets.append((1, dividend, False))  # as `x // n` below
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.LShift | ast.RShift)
+            and isinstance(node.right, ast.Name | ast.Attribute)
+        ):
+            # a bit position one off: mercantile's quadkey masked with `1 << z` for
+            # `1 << (z - 1)` (a literal shift is bumped as any literal)
+            targets.append((1, node.right, False))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod | ast.FloorDiv):
             # the dividend of `x % n`, `x // n`: a 1-based number taken as 0-based (months,
             # weekdays: `(month - 1 + step) % 12`), a ceiling division short of its `- 1`
