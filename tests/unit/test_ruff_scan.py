@@ -17,6 +17,7 @@ from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
 from workers.review.python_version import DeclaredPython
 from workers.review.ruff_scan import RuffUnavailable, rule_severity, run_ruff
+from workers.review.ruff_suppressions import ignored_on_line
 from workers.review.version_guards import collected_from
 
 
@@ -2429,6 +2430,8 @@ def test_a_rule_named_in_a_ruff_ignore_comment_on_the_line_is_no_remark() -> Non
     found = scan({"examples/theme.py": ("", source)})
 
     assert [(f.line, f.pattern) for f in found] == [(4, "ruff:F821")]
+    # an empty item of the list (a trailing comma) names nothing, even a rule with no name
+    assert not ignored_on_line("x = y  # ruff:ignore[F401, ]\n", 1, "F821", "")
 
 
 def test_a_comparison_with_none_used_as_an_array_mask_is_no_remark() -> None:

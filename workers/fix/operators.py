@@ -175,6 +175,8 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DEAD_READ_RANK = 100
 # Patch.extra key: the patch leaves an assignment dead (the planner weighs it less)
 LEAVES_DEAD = "leaves_dead"
+# Patch.extra key: the patch edits a placeholder of a raised exception's f-string message
+# (the planner weighs it less: see planning.MESSAGE_EDIT_SHARE)
 IN_A_MESSAGE = "in_a_message"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -218,8 +220,8 @@ class _Ctx:
             elif isinstance(node, ast.Import | ast.ImportFrom):
                 self.callables.update((a.asname or a.name).split(".")[0] for a in node.names)
             if isinstance(node, ast.JoinedStr):
-                # Positions inside f-strings are unreliable before Python 3.12: never
-                # edit there by them.
+                # Positions inside f-strings are unreliable before Python 3.12: edits
+                # there go only where _placeholders reads a name's place from the source.
                 if self.has_line and self.touches(node):
                     self._placeholders(node)
                 continue

@@ -25,11 +25,11 @@ def ignored_on_line(text: str, row: int, code: str, name: str) -> bool:
     lines = text.splitlines()
     if not 0 < row <= len(lines) or "ruff" not in lines[row - 1]:
         return False
-    wanted = {code.upper(), name.lower()}
+    wanted = {word.lower() for word in (code, name) if word}
     for comment in _comments(lines[row - 1]):
         for found in _IGNORE.finditer(comment):
-            said = {part.strip() for part in found.group(1).split(",")}
-            if {s.upper() for s in said} & wanted or {s.lower() for s in said} & wanted:
+            said = {part.strip().lower() for part in found.group(1).split(",")}
+            if said & wanted:
                 return True
     return False
 
