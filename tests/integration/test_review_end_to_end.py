@@ -544,11 +544,15 @@ def test_a_deleted_repo_is_forgotten_and_takes_its_lessons_out_of_the_org(stack:
             assert store.counts(scope, "ruff:E712", now) == pytest.approx(counts, abs=1e-9)
     finally:
         store.close()
+    # the scores go first, the activity log and the review state after them: the task
+    # logs the line below once all of it is forgotten
+    fake.wait_for(
+        lambda: f"memory of {SCRATCH} forgotten" in stack.worker_log.read_text(), timeout=60
+    )
     activity = RedisActivityLog(stack.redis_url)
     assert SCRATCH not in activity.repos()
     watched = RedisReviewState(stack.redis_url).watched()
     assert SCRATCH not in {w["repo"] for w in watched}
-    assert f"memory of {SCRATCH} forgotten" in stack.worker_log.read_text()
 
 
 def test_a_transfer_keeps_its_memory_though_the_old_installation_lost_the_repo(
