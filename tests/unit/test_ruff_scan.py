@@ -2175,6 +2175,25 @@ def test_a_module_imported_twice_is_a_minor_remark() -> None:
     ]
 
 
+def test_a_name_imported_again_from_the_module_its_package_reexports_is_minor() -> None:
+    """openapi-schema-validator 0.9's tests import ``OAS32Validator`` from the package and
+    again from its ``validators`` module, where the package takes it from. Another
+    package's class of the same name is still "important"."""
+    source = (
+        "from pkg import Validator\n"
+        "from pkg.validators import Validator\n"
+        "from other import Reader\n"
+        "from pkg.io import Reader\n\n"
+        "print(Validator, Reader)\n"
+    )
+    found = scan({"tests/test_shortcut.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:F811"] == [
+        (2, "low"),
+        (4, "high"),
+    ]
+
+
 def test_a_comparison_alone_where_a_raise_is_expected_is_there_for_it() -> None:
     """python-box 8's tests: ``with pytest.raises(TypeError): [] in bx``, the membership
     test is there to raise, as ``dict`` does for an unhashable key. The same comparison

@@ -2095,13 +2095,27 @@ def _checks_float(node: ast.AST, name: str) -> bool:
 def imports_the_same_again(source: str, row: int, message: str) -> bool:
     """Whether ruff's F811 ``message`` on ``row`` is an import of what the first import of
     the name already bound: pykwalify 1.8's ``types.py`` says ``import re`` twice. Worth
-    a word (delete the copy), but nothing is lost, unlike a function defined over another."""
+    a word (delete the copy), but nothing is lost, unlike a function defined over another.
+    A name taken from a package and again from one of its modules is taken as the same:
+    openapi-schema-validator's tests import ``OAS32Validator`` from the package and from
+    ``openapi_schema_validator.validators``, which the package re-exports."""
     found = _redefinition(source, message)
     if found is None:
         return False
     tree, name, first = found
     bound = _imports_binding(tree, name)
-    return first in bound and bound.get(first) == bound.get(row)
+    before, now = bound.get(first), bound.get(row)
+    return before is not None and now is not None and _the_same_import(before, now)
+
+
+def _the_same_import(one: str, other: str) -> bool:
+    """``re`` and ``re``; ``pkg.X`` and ``pkg.sub.X`` (a package's re-export)."""
+    if one == other:
+        return True
+    (a, _, leaf_a), (b, _, leaf_b) = one.rpartition("."), other.rpartition(".")
+    if leaf_a != leaf_b or not a or not b or a.startswith(".") or b.startswith("."):
+        return False
+    return b.startswith(a + ".") or a.startswith(b + ".")
 
 
 def _redefinition(source: str, message: str) -> tuple[ast.Module, str, int] | None:
