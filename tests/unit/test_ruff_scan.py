@@ -2469,3 +2469,29 @@ def test_a_comparison_with_none_used_as_an_array_mask_is_no_remark() -> None:
     found = scan({"pkg/times.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:E711"] == [5]
+
+
+def test_a_zip_of_sequences_whose_lengths_were_checked_equal_needs_no_strict() -> None:
+    """gql 4.4's tests: ``elif … and len(b1) == len(b2): for item1, item2 in zip(b1,
+    b2):``: ``strict=True`` would check again what the condition just did. So does a
+    guard that raises (or an assert) before the loop. A zip nothing checked keeps B905."""
+    source = (
+        "def same(b1, b2):\n"
+        "    if isinstance(b1, list) and len(b1) == len(b2):\n"
+        "        return [x == y for x, y in zip(b1, b2)]\n"
+        "    return None\n\n\n"
+        "def pairs(keys, values):\n"
+        "    if len(values) != len(keys):\n"
+        "        raise ValueError('one value per key')\n"
+        "    return dict(zip(keys, values))\n\n\n"
+        "def checked(a, b):\n"
+        "    assert len(a) == len(b)\n"
+        "    return list(zip(a, b))\n\n\n"
+        "def unchecked(a, b, c):\n"
+        "    if len(a) == len(c):\n"
+        "        return list(zip(a, b))\n"
+        "    return list(zip(a, b))\n"
+    )
+    found = scan({"pkg/pairs.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B905"] == [20, 21]

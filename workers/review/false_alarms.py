@@ -269,6 +269,10 @@ And these are right about the code but wrong about its weight:
 
 - ``E711``/``E712`` on an array's comparison used as a mask (xarray's ``dates[~(dates ==
   None)]``): numpy compares element by element, which ``is None`` would not. No remark.
+
+- ``B905`` (``zip`` without ``strict=``) of two sequences the code just checked to be as
+  long as each other (gql's ``elif … and len(b1) == len(b2):``, an ``assert``, a guard
+  that raises): ``strict=True`` would check it again. No remark.
 """
 
 from __future__ import annotations
@@ -307,6 +311,7 @@ __all__ = [
     "in_the_librarys_own_package",
     "in_type_comments",
     "joins_two_kinds",
+    "lengths_checked_equal",
     "loads_with_its_own_loader",
     "loop_variable_read_after",
     "mutated_nowhere_in_the_file",
@@ -1521,6 +1526,88 @@ def compared_elementwise(source: str, row: int, column: int) -> bool:
                     and _used_as_a_mask(use, parents)
                     for use in ast.walk(tree)
                 )
+    return False
+
+
+def lengths_checked_equal(source: str, row: int, column: int) -> bool:
+    """Whether the ``zip(a, b)`` at ``row``/``column`` (B905: no ``strict=``) zips what
+    the code just checked to be as long as each other: inside ``if len(a) == len(b):``
+    (gql 4.4's tests, as part of an ``and``), or after ``assert len(a) == len(b)`` or
+    ``if len(a) != len(b): raise …`` (or ``return``) earlier in an enclosing block.
+    ``strict=True`` would check it again."""
+    located = _located(source, row, column)
+    if located is None:
+        return False
+    tree, offset, parents = located
+    for call in ast.walk(tree):
+        if not (
+            isinstance(call, ast.Call)
+            and (call.lineno, call.col_offset) == (row, offset)
+            and _called_name(call.func) == "zip"
+            and len(call.args) == 2
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+        ):
+            continue
+        pair = frozenset(ast.dump(a) for a in call.args)
+        child: ast.AST = call
+        parent = parents.get(call)
+        while parent is not None:
+            if (
+                isinstance(parent, ast.If | ast.While)
+                and child in parent.body
+                and _says_equal_lengths(parent.test, pair, ast.Eq)
+            ):
+                return True
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field, None)
+                if (
+                    isinstance(block, list)
+                    and child in block
+                    and any(_checks_lengths(s, pair) for s in block[: block.index(child)])
+                ):
+                    return True
+            child, parent = parent, parents.get(parent)
+    return False
+
+
+def _checks_lengths(statement: ast.stmt, pair: frozenset[str]) -> bool:
+    """``assert len(a) == len(b)``, or ``if len(a) != len(b):`` that raises or returns."""
+    if isinstance(statement, ast.Assert):
+        return _says_equal_lengths(statement.test, pair, ast.Eq)
+    return (
+        isinstance(statement, ast.If)
+        and not statement.orelse
+        and isinstance(statement.body[-1], ast.Raise | ast.Return)
+        and _says_equal_lengths(statement.test, pair, ast.NotEq)
+    )
+
+
+def _says_equal_lengths(test: ast.expr, pair: frozenset[str], op: type[ast.cmpop]) -> bool:
+    """``len(a) <op> len(b)`` for the two of ``pair``, alone or as one part of an ``and``
+    (``==``) or an ``or`` (``!=``)."""
+    parts = [test]
+    joined = ast.And if op is ast.Eq else ast.Or
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, joined):
+        parts = test.values
+    for part in parts:
+        if (
+            isinstance(part, ast.Compare)
+            and len(part.ops) == 1
+            and isinstance(part.ops[0], op)
+            and all(
+                isinstance(side, ast.Call)
+                and _called_name(side.func) == "len"
+                and len(side.args) == 1
+                for side in (part.left, part.comparators[0])
+            )
+        ):
+            sides = frozenset(
+                ast.dump(side.args[0])
+                for side in (part.left, part.comparators[0])
+                if isinstance(side, ast.Call)
+            )
+            if sides == pair:
+                return True
     return False
 
 

@@ -73,6 +73,7 @@ from workers.review.false_alarms import (
     in_type_comments,
     joins_two_kinds,
     keeps_the_file_open,
+    lengths_checked_equal,
     loads_what_it_pickled,
     loads_with_its_own_loader,
     logs_a_handled_exception,
@@ -844,6 +845,7 @@ def _finding(
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
+        or (code == "B905" and lengths_checked_equal(text, row, column))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
