@@ -240,7 +240,8 @@ And these are right about the code but wrong about its weight:
   tests' ``for round_idx in range(num_rounds):``), or on one of several names a loop
   unpacks while it reads another (pefile's ``for root, dirs, files in os.walk(d):``),
   or on a loop that only counts its items (minio's tests' ``for bucket in buckets:
-  count += 1``); minor, where a loop over data that reads none of its names may be a bug.
+  count += 1``) or drains them (``pass``); minor, where a loop over data that reads none
+  of its names may be a bug.
 
 - ``PLR1704`` (an argument rebound) by a ``with`` or ``for`` whose own expression reads
   it (asyncclick's ``with _pager_contextmanager(color=color) as (…, color):``): the
@@ -2583,15 +2584,20 @@ def _a_plain_name(node: ast.expr) -> bool:
 
 
 def counts_its_items(source: str, row: int) -> bool:
-    """Whether the loop on ``row`` (B007, its variable unused) does nothing but count:
-    every statement of its body adds one to a counter (minio's tests: ``for bucket in
-    buckets: count += 1``). The number of items is the point, as in a ``range`` loop."""
+    """Whether the loop on ``row`` (B007, its variable unused) does nothing but count or
+    drain: every statement of its body adds one to a counter (minio's tests: ``for
+    bucket in buckets: count += 1``), or the body is ``pass`` (gql's tests drain a
+    subscription, ``async for result in session.subscribe(query): pass``, under
+    ``pytest.raises``). The iterating is the point, as in a ``range`` loop."""
     tree = parse_source(source)
     return tree is not None and any(
         isinstance(node, ast.For | ast.AsyncFor)
         and node.lineno == row
         and not node.orelse
-        and all(_adds_one(statement) for statement in node.body)
+        and (
+            all(_adds_one(statement) for statement in node.body)
+            or all(isinstance(statement, ast.Pass) for statement in node.body)
+        )
         for node in ast.walk(tree)
     )
 
