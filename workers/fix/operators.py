@@ -1604,15 +1604,14 @@ def _op_wrong_variable(ctx: _Ctx) -> Iterator[_Edit]:
             del variables[name]
     # a closure reads its enclosing functions' variables, builtins' names among them
     # (parsy's ``until(…, min=0)`` and the parser it returns, which reads ``min``)
-    enclosing = {
-        name
-        for node in ctx.nodes
-        if isinstance(node, _FUNCS)
-        and node is not func
-        and func is not None
-        and node.lineno < func.lineno
-        for name in _scope_vars(node)
-    }
+    enclosing: set[str] = set()
+    if func is not None:  # the functions holding the line that start before it enclose it
+        enclosing = {
+            name
+            for node in ctx.nodes
+            if isinstance(node, _FUNCS) and node.lineno < func.lineno
+            for name in _scope_vars(node)
+        }
     for node in [*ctx.of_type(ast.Name), *ctx.placeholder_spans]:
         assert isinstance(node, ast.Name)
         parent = ctx.parents.get(node)

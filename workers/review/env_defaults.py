@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from workers.review.false_alarms import byte_offset, parse_source
+from workers.review.false_alarms import byte_offset, called_name, parse_source
 
 __all__ = ["converted_at_once"]
 
@@ -31,25 +31,16 @@ def converted_at_once(text: str, row: int, column: int) -> bool:
         return False
     for node in ast.walk(tree):
         if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name | ast.Attribute)
-            and _name_of(node.func) in _CONVERSIONS
-            and node.args
+            isinstance(node, ast.Call) and called_name(node.func) in _CONVERSIONS and node.args
         ):
             continue
         lookup = node.args[0]
         if (
             isinstance(lookup, ast.Call)
-            and _name_of(lookup.func) in _ENV_GETTERS
+            and called_name(lookup.func) in _ENV_GETTERS
             and len(lookup.args) >= 2
             and lookup.args[1].lineno == row
             and lookup.args[1].col_offset == offset
         ):
             return True
     return False
-
-
-def _name_of(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    return func.attr if isinstance(func, ast.Attribute) else None

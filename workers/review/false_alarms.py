@@ -295,6 +295,7 @@ __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "LIBRARY_RULES",
     "byte_offset",
+    "called_name",
     "changes_what_it_iterates",
     "closed_in_a_finally",
     "compared_elementwise",
@@ -479,7 +480,7 @@ _EXPECTS_A_RAISE = frozenset(
 def _expects_a_raise(expression: ast.expr) -> bool:
     if not isinstance(expression, ast.Call):
         return False
-    return _called_name(expression.func) in _EXPECTS_A_RAISE
+    return called_name(expression.func) in _EXPECTS_A_RAISE
 
 
 def _on_row(node: ast.stmt, row: int) -> bool:
@@ -579,8 +580,8 @@ def skips_without_it(source: str, row: int) -> bool:
             continue
         for handler in node.handlers:
             caught = [] if handler.type is None else list(ast.walk(handler.type))
-            if any(_called_name(n) in _IMPORT_ERRORS for n in caught) and any(
-                _called_name(n) in _SKIPS for s in handler.body for n in ast.walk(s)
+            if any(called_name(n) in _IMPORT_ERRORS for n in caught) and any(
+                called_name(n) in _SKIPS for s in handler.body for n in ast.walk(s)
             ):
                 return True
     return False
@@ -597,7 +598,7 @@ def guarded_by_import_error(source: str, row: int) -> bool:
         return False
     for node in ast.walk(tree):
         if not isinstance(node, ast.Try) or not any(
-            h.type is not None and any(_called_name(n) in _IMPORT_ERRORS for n in ast.walk(h.type))
+            h.type is not None and any(called_name(n) in _IMPORT_ERRORS for n in ast.walk(h.type))
             for h in node.handlers
         ):
             continue
@@ -939,7 +940,7 @@ def opens_web_addresses_only(source: str, row: int) -> bool:
     calls = [
         call
         for call in _calls_on(source, row)
-        if _called_name(call.func) in _OPENS_URLS and call.lineno == row
+        if called_name(call.func) in _OPENS_URLS and call.lineno == row
     ]
     if tree is None or not calls:
         return False
@@ -1128,7 +1129,7 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
                 return True  # PyX's ``otffile = OTFfile(data)``: the module's name untouched
         elif isinstance(node, ast.Assign) and node.lineno == first:
             call = node.value
-            if isinstance(call, ast.Call) and _called_name(call.func) == "importorskip":
+            if isinstance(call, ast.Call) and called_name(call.func) == "importorskip":
                 return True
     return False
 
@@ -1191,7 +1192,7 @@ def _registered_both_times(
 
 def _registers_a_step(decorator: ast.expr) -> bool:
     return isinstance(decorator, ast.Call) and (
-        (_called_name(decorator.func) or "").lower() in _STEP_DECORATORS
+        (called_name(decorator.func) or "").lower() in _STEP_DECORATORS
     )
 
 
@@ -1219,7 +1220,7 @@ def _imported_in_a_function(tree: ast.AST, row: int, name: str) -> str | None:
     return None
 
 
-def _called_name(func: ast.AST) -> str | None:
+def called_name(func: ast.AST) -> str | None:
     """The name a call, a raise or an ``except`` names: ``f``, or ``…f`` (``x.f``)."""
     if isinstance(func, ast.Name):
         return func.id
@@ -1241,7 +1242,7 @@ def loads_with_its_own_loader(source: str, row: int) -> bool:
     loads = [
         call
         for call in _calls_on(source, row)
-        if _called_name(call.func) == "load" and (len(call.args) >= 2 or call.keywords)
+        if called_name(call.func) == "load" and (len(call.args) >= 2 or call.keywords)
     ]
     loaders = [
         (call.args[1] if len(call.args) >= 2 else None)
@@ -1313,7 +1314,7 @@ def return_code_read(source: str, row: int) -> bool:
                 isinstance(node, ast.Assign | ast.AnnAssign | ast.Return)
                 and _on_row(node, row)
                 and isinstance(node.value, ast.Call)
-                and _called_name(node.value.func) == "run"
+                and called_name(node.value.func) == "run"
             ):
                 continue
             if isinstance(node, ast.Return):
@@ -1429,7 +1430,7 @@ def changes_what_it_iterates(source: str, row: int) -> bool:
 def escapes_every_value(source: str, row: int) -> bool:
     """Whether each ``Markup(…)`` call on ``row`` is given an f-string, or a literal's
     ``.format(…)``, whose every interpolated value is an ``escape(…)`` call."""
-    marks = [c for c in _calls_on(source, row) if _called_name(c.func) == "Markup" and c.args]
+    marks = [c for c in _calls_on(source, row) if called_name(c.func) == "Markup" and c.args]
     return bool(marks) and all(_escaped_text(call.args[0]) for call in marks)
 
 
@@ -1446,7 +1447,7 @@ def _escaped_text(node: ast.expr) -> bool:
         values = [*node.args, *(k.value for k in node.keywords)]
     else:
         return False
-    return all(isinstance(v, ast.Call) and _called_name(v.func) == "escape" for v in values)
+    return all(isinstance(v, ast.Call) and called_name(v.func) == "escape" for v in values)
 
 
 def strings_on(source: str, row: int) -> list[str]:
@@ -1544,7 +1545,7 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
         if not (
             isinstance(call, ast.Call)
             and (call.lineno, call.col_offset) == (row, offset)
-            and _called_name(call.func) == "zip"
+            and called_name(call.func) == "zip"
             and len(call.args) == 2
             and not any(isinstance(a, ast.Starred) for a in call.args)
         ):
@@ -1597,7 +1598,7 @@ def _says_equal_lengths(test: ast.expr, pair: frozenset[str], op: type[ast.cmpop
             and isinstance(part.ops[0], op)
             and all(
                 isinstance(side, ast.Call)
-                and _called_name(side.func) == "len"
+                and called_name(side.func) == "len"
                 and len(side.args) == 1
                 for side in (part.left, part.comparators[0])
             )
@@ -1714,7 +1715,7 @@ def entered_in_a_stack(source: str, row: int, column: int) -> bool:
             return (
                 isinstance(holder, ast.Call)
                 and child in holder.args
-                and _called_name(holder.func) in _ENTERS
+                and called_name(holder.func) in _ENTERS
             )
     return False
 
@@ -2470,7 +2471,7 @@ def a_field_specifier(source: str, row: int, column: int) -> bool:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and (node.lineno, node.col_offset) == (row, offset):
-            name = _called_name(node.func) or ""
+            name = called_name(node.func) or ""
             return name in ("field", "Field") or name.endswith(("_field", "Field"))
     return False
 
@@ -2533,7 +2534,7 @@ def repeats_a_number_of_times(source: str, row: int) -> bool:
         isinstance(node, ast.For | ast.AsyncFor)
         and node.lineno == row
         and isinstance(node.iter, ast.Call)
-        and _called_name(node.iter.func) == "range"
+        and called_name(node.iter.func) == "range"
         for node in ast.walk(tree)
     )
 
@@ -2659,7 +2660,7 @@ def raises_a_usage_message(source: str, row: int) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and node.lineno == row and node.exc is not None:
             raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            return _called_name(raised) in _SHOWN_AS_MESSAGES
+            return called_name(raised) in _SHOWN_AS_MESSAGES
     return False
 
 
@@ -2686,7 +2687,7 @@ def a_literal_value(source: str, row: int, column: int) -> bool:
     if tree is None or offset is None:
         return False
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Subscript) and _called_name(node.value) == "Literal"):
+        if not (isinstance(node, ast.Subscript) and called_name(node.value) == "Literal"):
             continue
         for value in ast.walk(node.slice):
             if (

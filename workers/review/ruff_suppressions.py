@@ -10,9 +10,7 @@ here as ruff reads it in preview: on the diagnostic's line, by code or by name.
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 
 __all__ = ["ignored_on_line"]
 
@@ -20,30 +18,15 @@ _IGNORE = re.compile(r"#\s*ruff\s*:\s*ignore\s*\[([^\]]*)\]", re.IGNORECASE)
 
 
 def ignored_on_line(text: str, row: int, code: str, name: str) -> bool:
-    """Whether a comment on ``row`` names ``code`` (``F821``) or the rule's ``name``
-    (``undefined-name``) in a ``ruff: ignore[…]`` list."""
+    """Whether ``row`` carries a ``ruff: ignore[…]`` comment that names ``code``
+    (``F821``) or the rule's ``name`` (``undefined-name``). The line is read as
+    ``workers.review.pylint_disables`` reads ``# pylint: disable=``."""
     lines = text.splitlines()
-    if not 0 < row <= len(lines) or "ruff" not in lines[row - 1]:
+    if not 0 < row <= len(lines):
         return False
     wanted = {word.lower() for word in (code, name) if word}
-    for comment in _comments(lines[row - 1]):
-        for found in _IGNORE.finditer(comment):
-            said = {part.strip().lower() for part in found.group(1).split(",")}
-            if said & wanted:
-                return True
+    for found in _IGNORE.finditer(lines[row - 1]):
+        said = {part.strip().lower() for part in found.group(1).split(",")}
+        if said & wanted:
+            return True
     return False
-
-
-def _comments(line: str) -> list[str]:
-    """The comment of one line of Python (none inside a string); a line that does not
-    tokenise alone (inside a bracket or a string of several lines) is read from its
-    last ``#`` that no quote follows."""
-    try:
-        return [
-            token.string
-            for token in tokenize.generate_tokens(io.StringIO(line).readline)
-            if token.type == tokenize.COMMENT
-        ]
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        at = line.rfind("#")
-        return [line[at:]] if at >= 0 and not {'"', "'"} & set(line[at:]) else []
