@@ -2498,3 +2498,34 @@ def test_a_zip_of_sequences_whose_lengths_were_checked_equal_needs_no_strict() -
     found = scan({"pkg/pairs.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:B905"] == [20, 21]
+
+
+def test_a_zip_with_a_list_built_from_the_other_needs_no_strict() -> None:
+    """ezdxf 1.4.5: ``original = [line.base_point for line in self.pattern.lines]`` and
+    later ``zip(self.pattern.lines, original)``: one item per item, by construction. So
+    is ``zip(xs, map(f, xs))``. A comprehension that filters (``if``), one over something
+    else, or a name assigned again after the comprehension keeps B905."""
+    source = (
+        "def move(self, m):\n"
+        "    original = [line.base for line in self.lines]\n"
+        "    self.scale(m)\n"
+        "    for line, base in zip(self.lines, original):\n"
+        "        line.base = m(base)\n\n\n"
+        "def mapped(xs, f):\n"
+        "    return list(zip(xs, map(f, xs)))\n\n\n"
+        "def inline(xs):\n"
+        "    return dict(zip([x.name for x in xs], xs))\n\n\n"
+        "def filtered(xs):\n"
+        "    kept = [x for x in xs if x]\n"
+        "    return list(zip(xs, kept))\n\n\n"
+        "def other(xs, ys):\n"
+        "    names = [y.name for y in ys]\n"
+        "    return list(zip(xs, names))\n\n\n"
+        "def reassigned(xs, ys):\n"
+        "    names = [x.name for x in xs]\n"
+        "    names = ys\n"
+        "    return list(zip(xs, names))\n"
+    )
+    found = scan({"pkg/pairs.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B905"] == [18, 23, 29]

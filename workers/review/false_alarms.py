@@ -273,7 +273,9 @@ And these are right about the code but wrong about its weight:
 
 - ``B905`` (``zip`` without ``strict=``) of two sequences the code just checked to be as
   long as each other (gql's ``elif … and len(b1) == len(b2):``, an ``assert``, a guard
-  that raises): ``strict=True`` would check it again. No remark.
+  that raises), or one of which is built from the other, item for item (ezdxf's
+  ``[line.base_point for line in self.pattern.lines]`` zipped with those lines, a
+  ``map(f, xs)``): ``strict=True`` would check it again. No remark.
 """
 
 from __future__ import annotations
@@ -1535,8 +1537,9 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
     """Whether the ``zip(a, b)`` at ``row``/``column`` (B905: no ``strict=``) zips what
     the code just checked to be as long as each other: inside ``if len(a) == len(b):``
     (gql 4.4's tests, as part of an ``and``), or after ``assert len(a) == len(b)`` or
-    ``if len(a) != len(b): raise …`` (or ``return``) earlier in an enclosing block.
-    ``strict=True`` would check it again."""
+    ``if len(a) != len(b): raise …`` (or ``return``) earlier in an enclosing block;
+    or one of them is built from the other item for item. ``strict=True`` would check
+    it again."""
     located = _located(source, row, column)
     if located is None:
         return False
@@ -1550,6 +1553,12 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
             and not any(isinstance(a, ast.Starred) for a in call.args)
         ):
             continue
+        first, second = call.args
+        scopes = [*reversed(_functions_around(tree, row)), tree]
+        if _built_from(second, first, scopes, parents) or _built_from(
+            first, second, scopes, parents
+        ):
+            return True
         pair = frozenset(ast.dump(a) for a in call.args)
         child: ast.AST = call
         parent = parents.get(call)
@@ -1570,6 +1579,36 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
                     return True
             child, parent = parent, parents.get(parent)
     return False
+
+
+def _built_from(
+    node: ast.expr, other: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
+) -> bool:
+    """Whether ``node`` has one item per item of ``other`` by construction: a
+    comprehension with one ``for`` over ``other`` and no ``if``, or ``map(f, other)``,
+    written there or bound once to the name ``node`` is."""
+    if isinstance(node, ast.Name):
+        values = _values_bound(node.id, scopes, parents)
+        return (
+            len(values) == 1
+            and values[0] is not None
+            and _built_from(values[0], other, [], parents)
+        )
+    wanted = ast.dump(other)
+    if isinstance(node, ast.ListComp | ast.GeneratorExp):
+        (*more, generator) = node.generators
+        return (
+            not more
+            and not generator.ifs
+            and not generator.is_async
+            and ast.dump(generator.iter) == wanted
+        )
+    return (
+        isinstance(node, ast.Call)
+        and called_name(node.func) == "map"
+        and len(node.args) == 2
+        and ast.dump(node.args[1]) == wanted
+    )
 
 
 def _checks_lengths(statement: ast.stmt, pair: frozenset[str]) -> bool:
