@@ -75,6 +75,17 @@ def test_a_likely_bug_is_also_a_convention_but_high_and_security_never_are() -> 
     assert reasons([finding(40, "security", "secrets", "secrets:private-key")]) == ["posted"]
 
 
+def test_one_annotation_spelled_the_old_way_is_already_the_files_spelling() -> None:
+    """ezdxf 1.4.5 annotated ``DEBUG_SHAPE_NUMBERS: Set[int]`` under the untouched
+    ``DEBUG_CODES: Set[int]``: the new line is written like its file, and moving the file
+    to ``set[int]`` is a change of its own. Other rules still need three places."""
+    for rule in ("UP006", "UP007", "UP035", "UP045"):
+        assert reasons([finding(1, pattern=f"ruff:{rule}")]) == ["convention"], rule
+        assert reasons([finding(0, pattern=f"ruff:{rule}")]) == ["posted"], rule
+    assert reasons([finding(1, pattern="ruff:UP032")]) == ["posted"]
+    assert reasons([finding(1, pattern="ruff:UP006")], convention_places=0) == ["posted"]
+
+
 def test_only_static_analysis_follows_conventions() -> None:
     assert reasons([finding(9, source="llm", pattern="llm:style")]) == ["posted"]
 
@@ -105,6 +116,9 @@ def test_the_review_body_says_what_was_left_out_and_why() -> None:
     assert lines == [
         "- `ruff:SIM118` at `app/lookup.py` lines 12, 30 "
         "(the rest of the file does the same in 20 places)"
+    ]
+    assert convention_lines([finding(1, pattern="ruff:UP006")]) == [
+        "- `ruff:UP006` at `app/lookup.py` line 12 (the rest of the file does the same in 1 place)"
     ]
     assert body.startswith("Kaizen reviewed this pull request: 1 comment.\n")
     assert "already written that way (`review.convention_places`):\n" + lines[0] in body

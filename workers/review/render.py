@@ -120,7 +120,8 @@ def convention_lines(held: Sequence[Finding], limit: int = 30) -> list[str]:
         others = max((_count(f.extra.get(UNCHANGED_PLACES)) for f in findings), default=0)
         lines.append(
             f"- `{pattern}` at `{path}` line{'s' if len(findings) > 1 else ''} {rows} "
-            f"(the rest of the file does the same in {others} places)"
+            f"(the rest of the file does the same in {others} "
+            f"place{'s' if others != 1 else ''})"
         )
     if len(by_place) > limit:
         lines.append(f"- … and {len(by_place) - limit} more")

@@ -20,7 +20,10 @@ Order of the gates, each recorded as the finding's ``reason``:
    breaks in at least ``review.convention_places`` places the PR left alone: the team has
    merged that code, so it is how they write it (werkzeug's tests use
    ``pytest.raises(E, lambda: …)`` twenty times; marshmallow's tests build naive
-   datetimes on purpose). Made anyway once the team has accepted the rule in this repo;
+   datetimes on purpose). For how typing names are spelled (UP006, UP007, UP035, UP045)
+   one such place is enough: ezdxf's new ``DEBUG_SHAPE_NUMBERS: Set[int]`` under its
+   ``DEBUG_CODES: Set[int]`` is written like its file. Made anyway once the team has
+   accepted the rule in this repo;
    ``repeat`` — more of one rule than ``review.max_per_pattern``: the first places make
    the point, the others are listed in the review body. Nine comments of one rule on one
    PR (anyio's S610, typer's PLW1510) fill the budget with one remark, and the team's
@@ -250,11 +253,19 @@ def _where(finding: Finding) -> tuple[str, str, int]:
     return (finding.path, finding.side, finding.line)
 
 
+# How the file spells its typing names (``Set[int]``, ``Optional[X]``, ``typing.Callable``):
+# one untouched place is already its spelling. A new annotation written like the line
+# above it is consistent; moving the file to ``set[int]`` is a change of its own.
+_ANNOTATION_SPELLINGS = frozenset({"ruff:UP006", "ruff:UP007", "ruff:UP035", "ruff:UP045"})
+
+
 def follows_convention(finding: Finding, places: int) -> bool:
     """A ruff remark the file's untouched code already earns ``places`` times or more (see
     the module docstring). High and security remarks are never a matter of convention."""
     if places <= 0 or finding.source != "ruff" or severity_rank(finding.severity) >= _HIGH:
         return False
+    if finding.pattern in _ANNOTATION_SPELLINGS:
+        places = 1
     count = finding.extra.get(UNCHANGED_PLACES)
     return isinstance(count, int) and count >= places
 
