@@ -2529,3 +2529,26 @@ def test_a_zip_with_a_list_built_from_the_other_needs_no_strict() -> None:
     found = scan({"pkg/pairs.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:B905"] == [18, 23, 29]
+
+
+def test_a_lambda_among_lambdas_keeps_its_list_alike() -> None:
+    """zarr 3.4's tests parametrize builders: ``[lambda config: ArrayConfig.from_dict(config),
+    lambda config: zarr.create_array(…, config=config), …]``. Inlining the first makes the
+    list read unlike itself for nothing. A lambda alone (``ids=lambda v: repr(v)``) keeps
+    PLW0108."""
+    source = (
+        "import pytest\n\n\n"
+        "@pytest.mark.parametrize(\n"
+        "    'build',\n"
+        "    [\n"
+        "        lambda config: make(config),\n"
+        "        lambda config: create({}, shape=(4,), config=config),\n"
+        "    ],\n"
+        "    ids=lambda v: repr(v),\n"
+        ")\n"
+        "def test_build(build):\n"
+        "    assert build(1)\n"
+    )
+    found = scan({"tests/test_build.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLW0108"] == [10]

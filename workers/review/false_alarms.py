@@ -271,6 +271,10 @@ And these are right about the code but wrong about its weight:
 - ``E711``/``E712`` on an array's comparison used as a mask (xarray's ``dates[~(dates ==
   None)]``): numpy compares element by element, which ``is None`` would not. No remark.
 
+- ``PLW0108`` (a lambda that only calls a function) on one lambda of a list, tuple, set
+  or dict of lambdas (zarr's tests' parametrized builders): inlined, it would read unlike
+  the items beside it. No remark.
+
 - ``B905`` (``zip`` without ``strict=``) of two sequences the code just checked to be as
   long as each other (gql's ``elif … and len(b1) == len(b2):``, an ``assert``, a guard
   that raises), or one of which is built from the other, item for item (ezdxf's
@@ -296,6 +300,7 @@ from workers.review.version_guards import int_tuple
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "LIBRARY_RULES",
+    "among_lambdas",
     "byte_offset",
     "called_name",
     "changes_what_it_iterates",
@@ -1578,6 +1583,26 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
                 ):
                     return True
             child, parent = parent, parents.get(parent)
+    return False
+
+
+def among_lambdas(source: str, row: int, column: int) -> bool:
+    """Whether the lambda at ``row``/``column`` (PLW0108: it only calls a function) is one
+    of the items of a list, tuple, set or dict with other lambdas in it (zarr's tests'
+    ``[lambda config: ArrayConfig.from_dict(config), lambda config: zarr.create(…), …]``)."""
+    located = _located(source, row, column)
+    if located is None:
+        return False
+    tree, offset, parents = located
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and (node.lineno, node.col_offset) == (row, offset):
+            holder = parents.get(node)
+            items: list[ast.expr | None] = []
+            if isinstance(holder, ast.List | ast.Tuple | ast.Set):
+                items = list(holder.elts)
+            elif isinstance(holder, ast.Dict) and node in holder.values:
+                items = list(holder.values)
+            return any(isinstance(i, ast.Lambda) and i is not node for i in items)
     return False
 
 

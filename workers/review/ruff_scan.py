@@ -43,6 +43,7 @@ from workers.review.false_alarms import (
     a_field_specifier,
     a_literal_value,
     a_symbol_in_prose,
+    among_lambdas,
     an_operator_dsl,
     changes_what_it_iterates,
     closed_in_a_finally,
@@ -846,6 +847,7 @@ def _finding(
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
         or (code == "B905" and lengths_checked_equal(text, row, column))
+        or (code == "PLW0108" and among_lambdas(text, row, column))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
