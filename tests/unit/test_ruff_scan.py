@@ -2132,6 +2132,30 @@ def test_a_mutable_default_the_function_only_reads_is_minor() -> None:
     ]
 
 
+def test_a_mutable_default_handed_to_the_method_it_overrides_is_minor() -> None:
+    """asyncpg 0.32's tests override ``get_connection_spec(cls, kwargs={})`` with the
+    base's own signature and hand ``kwargs`` to the base's method of that name: the
+    override adds no trap the base does not already have. Handed to another name, it
+    stays a warning."""
+    source = (
+        "class Spec(Base):\n"
+        "    @classmethod\n"
+        "    def get_spec(cls, kwargs={}):\n"
+        "        return Base.get_spec.__func__(cls, kwargs)\n\n"
+        "    def options(self, extra={}):\n"
+        "        return super().options(extra=extra)\n\n"
+        "    def other(self, extra={}):\n"
+        "        return self.store(extra)\n"
+    )
+    found = scan({"pkg/spec.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:B006"] == [
+        (3, "low"),
+        (6, "low"),
+        (9, "medium"),
+    ]
+
+
 def test_an_unfiltered_extract_where_python_has_no_filter_is_minor() -> None:
     """nodeenv 1.12 extracts with ``filter="data"`` on Python 3.12 and without it before;
     an ``extractall`` with no such sibling stays "important"."""

@@ -2373,7 +2373,9 @@ def default_only_read(source: str, row: int) -> bool:
     passed to a call that could keep or change it (builtins that read aside), not
     returned, yielded, stored or aliased. py-cpuinfo 9's
     ``_filter_dict_keys_with_empty_values(info, acceptable_values = {})`` only looks
-    keys up: the shared dict is never changed, so the classic trap cannot spring. Still
+    keys up: the shared dict is never changed, so the classic trap cannot spring. An
+    override may hand it to the method it overrides (``super().name(…, x)``), whose own
+    default it mirrors: the trap, if any, is the base's, which the PR left alone. Still
     worth a word (``None`` or a ``MappingProxyType`` says so), not a warning."""
     tree = parse_source(source)
     if tree is None:
@@ -2431,11 +2433,29 @@ def _only_read(function: ast.AST, name: str) -> bool:
         if isinstance(parent, ast.Call) and node in parent.args:
             if isinstance(parent.func, ast.Name) and parent.func.id in _READ_ONLY_CALLS:
                 continue
+            if _calls_its_namesake(parent, function):
+                continue
             return False
+        if isinstance(parent, ast.keyword) and _calls_its_namesake(parents.get(parent), function):
+            continue
         if isinstance(parent, ast.BinOp) and not isinstance(parents.get(parent), ast.AugAssign):
             continue
         return False  # returned, yielded, stored, passed on, aliased: it may change later
     return True
+
+
+def _calls_its_namesake(call: ast.AST | None, function: ast.AST) -> bool:
+    """Whether ``call`` is ``super().name(…)`` or ``Base.name(…)`` (``.__func__`` too)
+    inside the method ``name``: an override handing its default to the method it
+    overrides, whose own default it mirrors (asyncpg's tests' ``get_connection_spec``)."""
+    if not isinstance(call, ast.Call) or not isinstance(
+        function, ast.FunctionDef | ast.AsyncFunctionDef
+    ):
+        return False
+    called = call.func
+    if isinstance(called, ast.Attribute) and called.attr == "__func__":
+        called = called.value
+    return isinstance(called, ast.Attribute) and called.attr == function.name
 
 
 def filters_where_python_can(source: str, row: int) -> bool:
