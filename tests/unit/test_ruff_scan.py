@@ -2576,3 +2576,18 @@ def test_a_lambda_among_lambdas_keeps_its_list_alike() -> None:
     found = scan({"tests/test_build.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:PLW0108"] == [10]
+
+
+def test_a_test_polling_for_what_the_tested_code_does_is_no_remark() -> None:
+    """asyncpg 0.32's tests wait with ``while not con.is_closed(): await
+    asyncio.sleep(0.005)``: the connection sets no Event a test could wait on. In the
+    library's own code the loop stays ASYNC110."""
+    source = (
+        "import asyncio\n\n\n"
+        "async def wait_until_closed(con):\n"
+        "    while not con.is_closed():\n"
+        "        await asyncio.sleep(0.005)\n"
+    )
+    found = scan({"tests/test_close.py": ("", source), "pkg/close.py": ("", source)})
+
+    assert [f.path for f in found if f.pattern == "ruff:ASYNC110"] == ["pkg/close.py"]
