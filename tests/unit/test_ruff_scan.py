@@ -2591,3 +2591,20 @@ def test_a_test_polling_for_what_the_tested_code_does_is_no_remark() -> None:
     found = scan({"tests/test_close.py": ("", source), "pkg/close.py": ("", source)})
 
     assert [f.path for f in found if f.pattern == "ruff:ASYNC110"] == ["pkg/close.py"]
+
+
+def test_a_stand_in_that_only_returns_none_says_so_explicitly() -> None:
+    """cartopy 0.26's tests patch ``FT2Font.get_sfnt_table`` with a function whose body is
+    ``return None``: its result is the point (the real one returns a table). A function
+    with more to it that ends in ``return None`` keeps RET501."""
+    source = (
+        "def patched_table(font, name):\n"
+        '    """Empty results, as a font without the table gives."""\n'
+        "    return None\n\n\n"
+        "def show(x):\n"
+        "    print(x)\n"
+        "    return None\n"
+    )
+    found = scan({"pkg/stand_in.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RET501"] == [8]

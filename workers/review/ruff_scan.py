@@ -86,6 +86,7 @@ from workers.review.false_alarms import (
     not_djangos_extra,
     one_value_over_lines,
     only_anchored,
+    only_returns_none,
     opens_web_addresses_only,
     raised_where_expected,
     raises_a_usage_message,
@@ -848,6 +849,7 @@ def _finding(
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
         or (code == "B905" and lengths_checked_equal(text, row, column))
         or (code == "PLW0108" and among_lambdas(text, row, column))
+        or (code == "RET501" and only_returns_none(text, row))
         # a test polls for what the code it tests does (asyncpg's ``while not
         # con.is_closed(): await asyncio.sleep(…)``): that code sets no Event to wait on
         or (code == "ASYNC110" and in_tests)
