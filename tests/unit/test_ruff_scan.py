@@ -2608,3 +2608,17 @@ def test_a_stand_in_that_only_returns_none_says_so_explicitly() -> None:
     found = scan({"pkg/stand_in.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:RET501"] == [8]
+
+
+def test_a_password_argument_given_a_template_reference_is_no_secret() -> None:
+    """great_expectations 1.24's tests: ``SlackNotificationAction(name="slack",
+    slack_token="${token}", slack_channel="${channel}")``: the token is read from the
+    config variable ``token``; the other strings on the line are not the argument. A
+    literal token beside a placeholder stays a finding."""
+    source = (
+        'action = Action(name="slack", slack_token="${token}", channel="${channel}")\n'
+        'other = Action(name="${slack}", slack_token="xoxb-9f8e7d6c5b4a")\n'
+    )
+    found = scan({"pkg/actions.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S106"] == [2]

@@ -324,6 +324,7 @@ __all__ = [
     "in_the_librarys_own_package",
     "in_type_comments",
     "joins_two_kinds",
+    "keyword_strings",
     "lengths_checked_equal",
     "loads_with_its_own_loader",
     "loop_variable_read_after",
@@ -1471,6 +1472,22 @@ def strings_on(source: str, row: int) -> list[str]:
         node.value
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.lineno == row
+    ]
+
+
+def keyword_strings(source: str, row: int, name: str) -> list[str]:
+    """The string literals passed as the keyword argument ``name`` on ``row``."""
+    tree = parse_source(source)
+    if tree is None:
+        return []
+    return [
+        node.value.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.keyword)
+        and node.arg == name
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        and node.value.lineno == row
     ]
 
 

@@ -74,6 +74,7 @@ from workers.review.false_alarms import (
     in_type_comments,
     joins_two_kinds,
     keeps_the_file_open,
+    keyword_strings,
     lengths_checked_equal,
     loads_what_it_pickled,
     loads_with_its_own_loader,
@@ -802,7 +803,7 @@ def _finding(
         or (code == "B007" and _loop_variable_kept(text, row, message))
         or (code == "F821" and _defined_elsewhere(text, row, message, python))
         or (code in CREDENTIAL_CODES and _names_no_secret(text, row, message))
-        or (code in CREDENTIAL_CODES and _only_placeholders(text, row))
+        or (code in CREDENTIAL_CODES and _only_placeholders(text, row, message))
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "RUF012" and said_to_be_shared(text, row))
         or (code is not None and code.startswith("DTZ") and said_to_be_naive(text, row))
@@ -1011,12 +1012,15 @@ def _defined_elsewhere(text: str, row: int, message: str, python: DeclaredPython
     return defines_names_at_run_time(text) or read_from_its_namespace(text, row, match.group(1))
 
 
-def _only_placeholders(text: str, row: int) -> bool:
+def _only_placeholders(text: str, row: int, message: str) -> bool:
     """Ruff's hardcoded-password rules on a row whose string literals are all placeholders
     (``SECRET_KEY = "secret"`` in an example app) or tokens nothing signed, as the secret
     scanner reads values; or codes of a character or two: asyncssh compares a config
-    ``token`` with ``"u"``, the letter of its ``%u`` substitution."""
-    values = strings_on(text, row)
+    ``token`` with ``"u"``, the letter of its ``%u`` substitution. For an argument (S106)
+    only its own value counts: great_expectations passes ``slack_token="${token}"``
+    beside ``name="slack"``."""
+    match = _PASSWORD_NAME.search(message)
+    values = (keyword_strings(text, row, match.group(1)) if match else []) or strings_on(text, row)
     return bool(values) and all(
         len(v) <= 2 or is_placeholder(v) or is_unsigned_jwt(v) for v in values
     )
