@@ -2622,3 +2622,37 @@ def test_a_password_argument_given_a_template_reference_is_no_secret() -> None:
     found = scan({"pkg/actions.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:S106"] == [2]
+
+
+def test_exec_of_a_file_named_on_the_command_line_is_minor() -> None:
+    """diagrams 0.25's CLI runs the diagram scripts its user names: ``for path in
+    args.paths: with open(path) as f: exec(f.read())``, what ``python path`` does.
+    ``runpy.run_path`` is worth a word, not a security alarm. A file named by a
+    request or a setting stays important."""
+    source = (
+        "import argparse\n"
+        "import sys\n\n\n"
+        "def run():\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('paths', nargs='+')\n"
+        "    args = parser.parse_args()\n"
+        "    for path in args.paths:\n"
+        "        with open(path, encoding='utf-8') as f:\n"
+        "            exec(f.read())\n\n\n"
+        "def first():\n"
+        "    exec(compile(open(sys.argv[1]).read(), sys.argv[1], 'exec'), {})\n\n\n"
+        "def second():\n"
+        "    f = open(sys.argv[2])\n"
+        "    exec(f.read())\n\n\n"
+        "def hook(request):\n"
+        "    with open(request.args['path']) as f:\n"
+        "        exec(f.read())\n"
+    )
+    found = scan({"pkg/cli.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:S102"] == [
+        (11, "low"),
+        (15, "low"),
+        (20, "low"),
+        (25, "high"),
+    ]

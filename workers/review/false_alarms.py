@@ -271,6 +271,10 @@ And these are right about the code but wrong about its weight:
 - ``E711``/``E712`` on an array's comparison used as a mask (xarray's ``dates[~(dates ==
   None)]``): numpy compares element by element, which ``is None`` would not. No remark.
 
+- ``S102`` (``exec``) of a file named on the command line (``sys.argv``, an
+  ``argparse`` result): diagrams' CLI runs the scripts its user names, as ``python
+  path`` would. Minor (``runpy.run_path`` is the tidier way), not a security alarm.
+
 - ``RET501`` (``return None`` where nothing else is returned) that is the whole body of
   its function (cartopy's tests' stand-in for a font's ``get_sfnt_table``): the
   stand-in's result is its point. No remark.
@@ -344,6 +348,7 @@ __all__ = [
     "reraises_a_handled_exception",
     "return_code_read",
     "returns_when_there",
+    "runs_a_file_the_user_names",
     "runs_code_written_here",
     "said_to_be_naive",
     "said_to_be_shared",
@@ -1606,6 +1611,115 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
                     return True
             child, parent = parent, parents.get(parent)
     return False
+
+
+def runs_a_file_the_user_names(source: str, row: int) -> bool:
+    """Whether the ``exec`` on ``row`` (S102) runs the text of a file named on the command
+    line (``sys.argv``, or what an ``argparse`` parser parsed), read there or through
+    ``compile``: diagrams' CLI runs the diagram scripts its user names, as ``python path``
+    would. ``runpy.run_path`` is worth a word; nobody else's code gets in."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    scopes = [*reversed(_functions_around(tree, row)), tree]
+    parents = _parent_map(tree)
+    for call in ast.walk(tree):
+        if (
+            isinstance(call, ast.Call)
+            and call.lineno == row
+            and called_name(call.func) == "exec"
+            and call.args
+        ):
+            code = call.args[0]
+            if isinstance(code, ast.Call) and called_name(code.func) == "compile" and code.args:
+                code = code.args[0]
+            return _reads_a_named_file(code, scopes, parents)
+    return False
+
+
+def _reads_a_named_file(
+    node: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
+) -> bool:
+    """``f.read()`` of ``with open(P) as f`` (or ``open(P).read()``, ``Path(P).read_text()``)
+    where ``P`` comes from the command line."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("read", "read_text", "read_bytes")
+    ):
+        return False
+    opened: ast.expr | None = node.func.value
+    if isinstance(opened, ast.Name):
+        opened = _opened_as(opened.id, scopes)
+    return (
+        isinstance(opened, ast.Call)
+        and called_name(opened.func) in ("open", "Path")
+        and bool(opened.args)
+        and _from_the_command_line(opened.args[0], scopes, parents, 3)
+    )
+
+
+def _opened_as(name: str, scopes: list[_Scope]) -> ast.expr | None:
+    """What ``with X as name`` (or ``name = X``) opened, if that is all ``name`` is."""
+    for scope in scopes:
+        bound: list[ast.expr] = []
+        for n in own_nodes(scope):
+            if isinstance(n, ast.withitem) and isinstance(n.optional_vars, ast.Name):
+                if n.optional_vars.id == name:
+                    bound.append(n.context_expr)
+            elif isinstance(n, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in n.targets
+            ):
+                bound.append(n.value)
+        if bound:
+            return bound[0] if len(bound) == 1 else None
+    return None
+
+
+def _from_the_command_line(
+    node: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST], depth: int
+) -> bool:
+    """``sys.argv[i]``, ``args.x`` of ``args = parser.parse_args()``, or a name bound to
+    one of those or looping over them."""
+    if depth < 0:
+        return False
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Attribute) and node.value.attr == "argv"
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        values = _values_bound(node.value.id, scopes, parents)
+        return bool(values) and all(
+            isinstance(v, ast.Call) and called_name(v.func) in ("parse_args", "parse_known_args")
+            for v in values
+        )
+    if isinstance(node, ast.Name):
+        sources = _bound_from(node.id, scopes, parents)
+        return bool(sources) and all(
+            s is not None and _from_the_command_line(s, scopes, parents, depth - 1) for s in sources
+        )
+    return False
+
+
+def _bound_from(
+    name: str, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
+) -> list[ast.expr | None]:
+    """What each binding of ``name`` takes its value from: an assignment's value, or what
+    a ``for`` loop iterates (None: anything else)."""
+    for scope in scopes:
+        found: list[ast.expr | None] = []
+        for node in own_nodes(scope):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                holder = parents.get(node)
+                if isinstance(holder, ast.Assign) and node in holder.targets:
+                    found.append(holder.value)
+                elif isinstance(holder, ast.For) and holder.target is node:
+                    found.append(holder.iter)
+                else:
+                    found.append(None)
+            elif isinstance(node, ast.arg) and node.arg == name:
+                found.append(None)
+        if found:
+            return found
+    return []
 
 
 def only_returns_none(source: str, row: int) -> bool:

@@ -101,6 +101,7 @@ from workers.review.false_alarms import (
     reraises_an_outer_exception,
     return_code_read,
     returns_when_there,
+    runs_a_file_the_user_names,
     runs_code_written_here,
     said_to_be_naive,
     said_to_be_shared,
@@ -940,6 +941,8 @@ def _finding(
             severity = "medium"  # a fingerprint: xhtml2pdf's font files told apart
         elif code == "F811" and imports_the_same_again(text, row, message):
             severity = "low"  # ``import re`` twice
+        elif code == "S102" and runs_a_file_the_user_names(text, row):
+            severity = "low"  # a CLI running the script its user names (diagrams)
         elif code == "B006" and default_only_read(text, row):
             severity = "low"  # a shared default nothing changes
         elif code == "S202" and filters_where_python_can(text, row):
