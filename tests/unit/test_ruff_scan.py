@@ -2368,6 +2368,23 @@ def test_a_file_kept_open_past_its_function_needs_no_with() -> None:
     assert [f.line for f in found if f.pattern == "ruff:SIM115"] == [7, 8, 10]
 
 
+def test_a_file_stored_on_the_object_through_a_cast_is_kept_open() -> None:
+    """nibabel 5.4: ``fileobj = self.myfileobj = ty.cast('io.FileIO', open(filename,
+    mode))``: GzipFile closes ``myfileobj`` when it is closed. A chained assignment and a
+    ``typing.cast`` hide the store from a plain look."""
+    source = (
+        "import typing as ty\n\n\n"
+        "class Gzip:\n"
+        "    def __init__(self, filename, mode):\n"
+        "        fileobj = self.myfileobj = ty.cast('io.FileIO', open(filename, mode))\n"
+        "        self.start(fileobj)\n"
+    )
+
+    found = scan({"pkg/gz.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM115"] == []
+
+
 def test_an_elif_that_tests_another_name_but_kept_the_body_is_a_copied_branch() -> None:
     """corner 2.3.0: ``elif iy > ndim - 1:`` raises the ``ix=…`` message word for word.
     SIM114's "combine the branches" would hide the slip: the remark says what was copied,

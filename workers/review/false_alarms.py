@@ -1898,15 +1898,18 @@ def keeps_the_file_open(source: str, row: int, column: int) -> bool:
 
 
 def _assigned_the_call_at(scope: ast.AST, row: int, offset: int) -> Iterator[ast.expr]:
-    """The single targets that ``scope`` assigns the call starting at ``row``/``offset``."""
+    """The targets (``a = b = …`` has two) that ``scope`` assigns the call starting at
+    ``row``/``offset``, there or through ``typing.cast(T, …)`` (nibabel's
+    ``self.myfileobj = ty.cast('io.FileIO', open(…))``)."""
     for node in ast.walk(scope):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.value, ast.Call)
-            and (node.value.lineno, node.value.col_offset) == (row, offset)
-        ):
-            yield node.targets[0]
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+            continue
+        value = node.value
+        if called_name(value.func) == "cast" and len(value.args) == 2:
+            cast = value.args[1]
+            value = cast if isinstance(cast, ast.Call) else value
+        if (value.lineno, value.col_offset) == (row, offset):
+            yield from node.targets
 
 
 _ENTERS = frozenset({"enter_context", "enter_async_context"})
