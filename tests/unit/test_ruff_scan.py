@@ -2673,3 +2673,24 @@ def test_exec_of_a_file_named_on_the_command_line_is_minor() -> None:
         (20, "low"),
         (25, "high"),
     ]
+
+
+def test_a_value_shown_at_the_top_of_an_example_script_is_no_useless_expression() -> None:
+    """scikit-image 0.26's gallery example ends a cell with ``bad_tform`` alone on its
+    line: sphinx-gallery (and a notebook) shows the last expression's value. In the
+    example's functions, or in the library, B018 stays."""
+    source = (
+        "import numpy as np\n\n"
+        "tform = np.eye(3)\n"
+        "tform\n\n\n"
+        "def helper(x):\n"
+        "    x\n"
+        "    return x\n"
+    )
+    found = scan({"doc/examples/plot_tform.py": ("", source), "pkg/tform.py": ("", source)})
+
+    assert [(f.path, f.line) for f in found if f.pattern == "ruff:B018"] == [
+        ("doc/examples/plot_tform.py", 8),
+        ("pkg/tform.py", 4),
+        ("pkg/tform.py", 8),
+    ]

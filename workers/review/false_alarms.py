@@ -271,6 +271,10 @@ And these are right about the code but wrong about its weight:
 - ``E711``/``E712`` on an array's comparison used as a mask (xarray's ``dates[~(dates ==
   None)]``): numpy compares element by element, which ``is None`` would not. No remark.
 
+- ``B018`` (useless expression) standing alone at the top level of an example script
+  (scikit-image's gallery shows ``bad_tform``): sphinx-gallery and notebooks display a
+  cell's last value. No remark.
+
 - ``S102`` (``exec``) of a file named on the command line (``sys.argv``, an
   ``argparse`` result): diagrams' CLI runs the scripts its user names, as ``python
   path`` would. Minor (``runpy.run_path`` is the tidier way), not a security alarm.
@@ -356,6 +360,7 @@ __all__ = [
     "self_assigned_builtin",
     "split_inside_a_sentence",
     "splits_a_digest",
+    "stands_at_module_level",
     "strings_on",
     "unpacked_beside_used_names",
 ]
@@ -1611,6 +1616,16 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
                     return True
             child, parent = parent, parents.get(parent)
     return False
+
+
+def stands_at_module_level(source: str, row: int) -> bool:
+    """Whether ``row`` starts an expression statement of the module itself (not of a
+    function, class or block): in an example script, a value shown as a notebook or
+    sphinx-gallery shows a cell's last expression (scikit-image's ``bad_tform``)."""
+    tree = parse_source(source)
+    return tree is not None and any(
+        isinstance(statement, ast.Expr) and statement.lineno == row for statement in tree.body
+    )
 
 
 def runs_a_file_the_user_names(source: str, row: int) -> bool:
