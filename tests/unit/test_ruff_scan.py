@@ -2694,3 +2694,27 @@ def test_a_value_shown_at_the_top_of_an_example_script_is_no_useless_expression(
         ("pkg/tform.py", 4),
         ("pkg/tform.py", 8),
     ]
+
+
+def test_the_last_of_several_cases_returning_true_keeps_its_if() -> None:
+    """pylint-django 2.8's ``_is_interpolated_string`` tests one kind of string after
+    another, each ``if …: return …``, and ends ``if <format call>: return True`` /
+    ``return False``: folding the last case into ``return`` makes it read unlike the
+    others. A lone ``if c: return True`` / ``return False`` keeps SIM103."""
+    source = (
+        "def interpolated(node):\n"
+        "    if isinstance(node, str):\n"
+        "        return '{' in node\n"
+        "    if isinstance(node, tuple):\n"
+        "        return True\n"
+        "    if isinstance(node, dict) and 'format' in node:\n"
+        "        return True\n"
+        "    return False\n\n\n"
+        "def lone(node):\n"
+        "    if isinstance(node, dict):\n"
+        "        return True\n"
+        "    return False\n"
+    )
+    found = scan({"pkg/cases.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM103"] == [12]

@@ -271,6 +271,10 @@ And these are right about the code but wrong about its weight:
 - ``E711``/``E712`` on an array's comparison used as a mask (xarray's ``dates[~(dates ==
   None)]``): numpy compares element by element, which ``is None`` would not. No remark.
 
+- ``SIM103`` (return the condition directly) on the last of a run of ``if …: return``
+  cases (pylint-django's ``_is_interpolated_string``): folded, it reads unlike the
+  cases before it. No remark.
+
 - ``B018`` (useless expression) standing alone at the top level of an example script
   (scikit-image's gallery shows ``bad_tform``): sphinx-gallery and notebooks display a
   cell's last value. No remark.
@@ -362,6 +366,7 @@ __all__ = [
     "splits_a_digest",
     "stands_at_module_level",
     "strings_on",
+    "the_last_of_several_cases",
     "unpacked_beside_used_names",
 ]
 
@@ -1615,6 +1620,28 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
                 ):
                     return True
             child, parent = parent, parents.get(parent)
+    return False
+
+
+def the_last_of_several_cases(source: str, row: int) -> bool:
+    """Whether the ``if`` on ``row`` (SIM103: return its condition directly) follows, in
+    the same block, another ``if`` whose body returns: a run of cases, each tested and
+    answered in turn (pylint-django's ``_is_interpolated_string``). Folded into a
+    ``return``, the last case reads unlike the ones before it."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for index, statement in enumerate(block):
+                if isinstance(statement, ast.If) and statement.lineno == row:
+                    return any(
+                        isinstance(earlier, ast.If) and isinstance(earlier.body[-1], ast.Return)
+                        for earlier in block[:index]
+                    )
     return False
 
 

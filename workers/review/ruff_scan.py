@@ -114,6 +114,7 @@ from workers.review.false_alarms import (
     stands_at_module_level,
     strings_on,
     tests_for_nan,
+    the_last_of_several_cases,
     unpacked_beside_used_names,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding, Side
@@ -853,6 +854,7 @@ def _finding(
         or (code == "B905" and lengths_checked_equal(text, row, column))
         or (code == "PLW0108" and among_lambdas(text, row, column))
         or (code == "RET501" and only_returns_none(text, row))
+        or (code == "SIM103" and the_last_of_several_cases(text, row))
         or (code == "B018" and is_example_path(path) and stands_at_module_level(text, row))
         # a test polls for what the code it tests does (asyncpg's ``while not
         # con.is_closed(): await asyncio.sleep(…)``): that code sets no Event to wait on
