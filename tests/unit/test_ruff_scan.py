@@ -2718,3 +2718,25 @@ def test_the_last_of_several_cases_returning_true_keeps_its_if() -> None:
     found = scan({"pkg/cases.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:SIM103"] == [12]
+
+
+def test_a_lexers_token_compared_with_keywords_is_no_password() -> None:
+    """lizard 1.24's cognitive-complexity readers compare a lexer's ``token`` with
+    ``'?'`` (beside ``getattr(token, 'is_optional', …)``) and with ``'else'``, ``'if'``,
+    ``'for'``: a name tested against many words is a token being classified, and only the
+    compared string is the "password". A name compared with one string keeps S105."""
+    source = (
+        "def step(token, state):\n"
+        "    if token == '?' and getattr(token, 'is_optional', False):\n"
+        "        return 0\n"
+        "    if token == 'else':\n"
+        "        return 1\n"
+        "    elif token == 'if' or token == 'for':\n"
+        "        return 2\n"
+        "    return 3\n\n\n"
+        "def check(token):\n"
+        "    return token == 'hunter2-s3cret'\n"
+    )
+    found = scan({"pkg/lexer.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S105"] == [12]

@@ -275,6 +275,11 @@ And these are right about the code but wrong about its weight:
   cases (pylint-django's ``_is_interpolated_string``): folded, it reads unlike the
   cases before it. No remark.
 
+- ``S105`` (hardcoded password) on a string compared with a name that its function
+  compares with three different strings or more (lizard's readers classify a lexer's
+  ``token`` as ``'else'``, ``'if'``, ``'for'``): a kind being told apart, not a secret
+  being checked. No remark.
+
 - ``B018`` (useless expression) standing alone at the top level of an example script
   (scikit-image's gallery shows ``bad_tform``): sphinx-gallery and notebooks display a
   cell's last value. No remark.
@@ -322,6 +327,7 @@ __all__ = [
     "changes_what_it_iterates",
     "closed_in_a_finally",
     "compared_elementwise",
+    "compared_with_many",
     "compares_with_a_supported_python",
     "counts_its_items",
     "defines_names_at_run_time",
@@ -365,6 +371,7 @@ __all__ = [
     "split_inside_a_sentence",
     "splits_a_digest",
     "stands_at_module_level",
+    "string_at",
     "strings_on",
     "the_last_of_several_cases",
     "unpacked_beside_used_names",
@@ -1488,6 +1495,70 @@ def strings_on(source: str, row: int) -> list[str]:
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.lineno == row
     ]
+
+
+def string_at(source: str, row: int, column: int) -> str | None:
+    """The string literal that starts at ruff's ``row``/``column``, if one does."""
+    located = _located(source, row, column)
+    if located is None:
+        return None
+    tree, offset, _ = located
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (node.lineno, node.col_offset) == (row, offset)
+        ):
+            return node.value
+    return None
+
+
+MANY_CASES = 3  # distinct strings a name is compared with before it is a kind, not a secret
+
+
+def compared_with_many(source: str, row: int, column: int) -> bool:
+    """Whether the string at ``row``/``column`` (S105 on ``token == "else"``) is compared
+    with a name that its function (or module) compares with ``MANY_CASES`` different
+    strings or more: lizard's readers classify a lexer's ``token`` as ``'else'``,
+    ``'if'``, ``'for'``; a secret is checked against one value."""
+    located = _located(source, row, column)
+    if located is None:
+        return False
+    tree, offset, parents = located
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and (node.lineno, node.col_offset) == (row, offset)):
+            continue
+        compare = parents.get(node)
+        if not isinstance(compare, ast.Compare):
+            return False
+        names = [
+            side.id for side in (compare.left, *compare.comparators) if isinstance(side, ast.Name)
+        ]
+        if len(names) != 1:
+            return False
+        scope = _innermost_scope(tree, row)
+        return len(_strings_compared_with(names[0], scope)) >= MANY_CASES
+    return False
+
+
+def _strings_compared_with(name: str, scope: ast.AST) -> set[str]:
+    """The string literals ``scope`` compares ``name`` with (``==``, ``!=``, ``in`` a
+    literal tuple, list or set)."""
+    found: set[str] = set()
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if not any(isinstance(side, ast.Name) and side.id == name for side in sides):
+            continue
+        for side in sides:
+            items = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+            found.update(
+                item.value
+                for item in items
+                if isinstance(item, ast.Constant) and isinstance(item.value, str)
+            )
+    return found
 
 
 def keyword_strings(source: str, row: int, name: str) -> list[str]:

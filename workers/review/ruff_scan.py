@@ -48,6 +48,7 @@ from workers.review.false_alarms import (
     changes_what_it_iterates,
     closed_in_a_finally,
     compared_elementwise,
+    compared_with_many,
     compares_a_comparison,
     compares_with_a_supported_python,
     counts_its_items,
@@ -112,6 +113,7 @@ from workers.review.false_alarms import (
     split_inside_a_sentence,
     splits_a_digest,
     stands_at_module_level,
+    string_at,
     strings_on,
     tests_for_nan,
     the_last_of_several_cases,
@@ -805,8 +807,9 @@ def _finding(
         or (code in ("S102", "S307") and runs_code_written_here(text, row))
         or (code == "B007" and _loop_variable_kept(text, row, message))
         or (code == "F821" and _defined_elsewhere(text, row, message, python))
-        or (code in CREDENTIAL_CODES and _names_no_secret(text, row, message))
-        or (code in CREDENTIAL_CODES and _only_placeholders(text, row, message))
+        or (code in CREDENTIAL_CODES and _names_no_secret(text, row, column, message))
+        or (code in CREDENTIAL_CODES and _only_placeholders(text, row, column, message))
+        or (code == "S105" and compared_with_many(text, row, column))
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "RUF012" and said_to_be_shared(text, row))
         or (code is not None and code.startswith("DTZ") and said_to_be_naive(text, row))
@@ -1019,21 +1022,29 @@ def _defined_elsewhere(text: str, row: int, message: str, python: DeclaredPython
     return defines_names_at_run_time(text) or read_from_its_namespace(text, row, match.group(1))
 
 
-def _only_placeholders(text: str, row: int, message: str) -> bool:
-    """Ruff's hardcoded-password rules on a row whose string literals are all placeholders
-    (``SECRET_KEY = "secret"`` in an example app) or tokens nothing signed, as the secret
-    scanner reads values; or codes of a character or two: asyncssh compares a config
-    ``token`` with ``"u"``, the letter of its ``%u`` substitution. For an argument (S106)
-    only its own value counts: great_expectations passes ``slack_token="${token}"``
-    beside ``name="slack"``."""
+def _credential_values(text: str, row: int, column: int, message: str) -> list[str]:
+    """The value a hardcoded-password rule is about: the string literal ruff points at
+    (S105, S107), the named argument's (S106: great_expectations passes
+    ``slack_token="${token}"`` beside ``name="slack"``), else every string on the row."""
+    here = string_at(text, row, column)
+    if here is not None:
+        return [here]
     match = _PASSWORD_NAME.search(message)
-    values = (keyword_strings(text, row, match.group(1)) if match else []) or strings_on(text, row)
+    return (keyword_strings(text, row, match.group(1)) if match else []) or strings_on(text, row)
+
+
+def _only_placeholders(text: str, row: int, column: int, message: str) -> bool:
+    """Ruff's hardcoded-password rules on a value that is a placeholder
+    (``SECRET_KEY = "secret"`` in an example app) or a token nothing signed, as the secret
+    scanner reads values; or a code of a character or two: asyncssh compares a config
+    ``token`` with ``"u"``, the letter of its ``%u`` substitution."""
+    values = _credential_values(text, row, column, message)
     return bool(values) and all(
         len(v) <= 2 or is_placeholder(v) or is_unsigned_jwt(v) for v in values
     )
 
 
-def _names_no_secret(text: str, row: int, message: str) -> bool:
+def _names_no_secret(text: str, row: int, column: int, message: str) -> bool:
     """Ruff's hardcoded-password rules on a name that, read word by word as the secret
     scanner reads names, does not say it holds a secret (``token_placement``), or whose
     value only spells the name out."""
@@ -1041,7 +1052,7 @@ def _names_no_secret(text: str, row: int, message: str) -> bool:
     if match is None:
         return False
     name = match.group(1)
-    values = strings_on(text, row)
+    values = _credential_values(text, row, column, message)
     return not names_a_secret(name) or (
         bool(values) and all(spells_its_name(name, v) for v in values)
     )
