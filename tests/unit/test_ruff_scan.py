@@ -2740,3 +2740,24 @@ def test_a_lexers_token_compared_with_keywords_is_no_password() -> None:
     found = scan({"pkg/lexer.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:S105"] == [12]
+
+
+def test_a_default_named_as_a_cache_is_shared_on_purpose() -> None:
+    """matplotlib 3.11's ``_get_text_metrics_function(input_renderer,
+    _cache=weakref.WeakKeyDictionary())`` keeps one cache across calls, which is what a
+    shared default does: named so, it is the point, not the trap. ``seen=set()`` is
+    still the trap."""
+    source = (
+        "import weakref\n\n\n"
+        "def metrics(renderer, _cache=weakref.WeakKeyDictionary()):\n"
+        "    return _cache.setdefault(renderer, {})\n\n\n"
+        "def fib(n, memo={}):\n"
+        "    memo[n] = n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+        "    return memo[n]\n\n\n"
+        "def walk(node, seen=set()):\n"
+        "    seen.add(node)\n"
+        "    return seen\n"
+    )
+    found = scan({"pkg/cache.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B006"] == [13]

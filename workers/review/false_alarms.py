@@ -275,6 +275,10 @@ And these are right about the code but wrong about its weight:
   cases (pylint-django's ``_is_interpolated_string``): folded, it reads unlike the
   cases before it. No remark.
 
+- ``B006`` (mutable default) on a parameter named as a cache (matplotlib's
+  ``_cache=weakref.WeakKeyDictionary()``, a ``memo={}``): one store kept across calls is
+  what it is for. No remark.
+
 - ``S105`` (hardcoded password) on a string compared with a name that its function
   compares with three different strings or more (lizard's readers classify a lexer's
   ``token`` as ``'else'``, ``'if'``, ``'for'``): a kind being told apart, not a secret
@@ -368,6 +372,7 @@ __all__ = [
     "said_to_be_shared",
     "said_why_not_ne",
     "self_assigned_builtin",
+    "shared_on_purpose",
     "split_inside_a_sentence",
     "splits_a_digest",
     "stands_at_module_level",
@@ -2646,10 +2651,30 @@ def default_only_read(source: str, row: int) -> bool:
     override may hand it to the method it overrides (``super().name(…, x)``), whose own
     default it mirrors: the trap, if any, is the base's, which the PR left alone. Still
     worth a word (``None`` or a ``MappingProxyType`` says so), not a warning."""
+    defaults = _mutable_defaults_on(source, row)
+    return bool(defaults) and all(_only_read(f, p.arg) for f, p in defaults)
+
+
+_CACHE_WORDS = frozenset({"cache", "caches", "cached", "memo", "memos"})
+
+
+def shared_on_purpose(source: str, row: int) -> bool:
+    """Whether every mutable default on ``row`` (B006) belongs to a parameter named as a
+    cache (matplotlib's ``_cache=weakref.WeakKeyDictionary()``, a ``memo={}``): one store
+    kept across calls is what such a default is for."""
+    defaults = _mutable_defaults_on(source, row)
+    return bool(defaults) and all(_CACHE_WORDS & set(p.arg.lower().split("_")) for _, p in defaults)
+
+
+def _mutable_defaults_on(
+    source: str, row: int
+) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, ast.arg]]:
+    """The functions and parameters whose mutable default (a dict, list or set display,
+    or a call) spans ``row``."""
     tree = parse_source(source)
     if tree is None:
-        return False
-    found = False
+        return []
+    found = []
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             continue
@@ -2667,14 +2692,12 @@ def default_only_read(source: str, row: int) -> bool:
             for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
             if d is not None
         ]
-        for parameter, default in pairs:
-            if not (default.lineno <= row <= (default.end_lineno or default.lineno)):
-                continue
-            if not isinstance(default, ast.Dict | ast.List | ast.Set | ast.Call):
-                continue
-            if not _only_read(function, parameter.arg):
-                return False
-            found = True
+        found += [
+            (function, parameter)
+            for parameter, default in pairs
+            if default.lineno <= row <= (default.end_lineno or default.lineno)
+            and isinstance(default, ast.Dict | ast.List | ast.Set | ast.Call)
+        ]
     return found
 
 

@@ -109,6 +109,7 @@ from workers.review.false_alarms import (
     said_to_dodge_a_type_checker,
     said_why_not_ne,
     self_assigned_builtin,
+    shared_on_purpose,
     skips_without_it,
     split_inside_a_sentence,
     splits_a_digest,
@@ -858,6 +859,7 @@ def _finding(
         or (code == "PLW0108" and among_lambdas(text, row, column))
         or (code == "RET501" and only_returns_none(text, row))
         or (code == "SIM103" and the_last_of_several_cases(text, row))
+        or (code == "B006" and shared_on_purpose(text, row))
         or (code == "B018" and is_example_path(path) and stands_at_module_level(text, row))
         # a test polls for what the code it tests does (asyncpg's ``while not
         # con.is_closed(): await asyncio.sleep(…)``): that code sets no Event to wait on
