@@ -2680,12 +2680,7 @@ def test_a_value_shown_at_the_top_of_an_example_script_is_no_useless_expression(
     line: sphinx-gallery (and a notebook) shows the last expression's value. In the
     example's functions, or in the library, B018 stays."""
     source = (
-        "import numpy as np\n\n"
-        "tform = np.eye(3)\n"
-        "tform\n\n\n"
-        "def helper(x):\n"
-        "    x\n"
-        "    return x\n"
+        "import numpy as np\n\ntform = np.eye(3)\ntform\n\n\ndef helper(x):\n    x\n    return x\n"
     )
     found = scan({"doc/examples/plot_tform.py": ("", source), "pkg/tform.py": ("", source)})
 
@@ -2761,3 +2756,17 @@ def test_a_default_named_as_a_cache_is_shared_on_purpose() -> None:
     found = scan({"pkg/cache.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:B006"] == [13]
+
+
+def test_a_dash_in_a_sentence_of_a_string_is_written_as_meant() -> None:
+    """optax 0.2.8's test message "Complex Newton\u2013Schulz did not produce a unitary
+    matrix." joins two names with an en dash, as typography wants. A dash where a command
+    line wants a hyphen (``"\u2013verbose"``), or in a string of one word, stays a remark."""
+    source = (
+        'MSG = "Complex Newton\u2013Schulz did not produce a unitary matrix."\n'
+        'OPTION = "\u2013verbose"\n'
+        'RANGE = "1\u20139"\n'
+    )
+    found = scan({"pkg/msg.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF001"] == [2, 3]

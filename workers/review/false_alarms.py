@@ -275,6 +275,10 @@ And these are right about the code but wrong about its weight:
   cases (pylint-django's ``_is_interpolated_string``): folded, it reads unlike the
   cases before it. No remark.
 
+- ``RUF001`` (ambiguous character in a string) on a dash or another sign in a string
+  that is a sentence (optax's "Complex Newton<en dash>Schulz did not …"): typed on
+  purpose, as in a docstring. No remark.
+
 - ``B006`` (mutable default) on a parameter named as a cache (matplotlib's
   ``_cache=weakref.WeakKeyDictionary()``, a ``memo={}``): one store kept across calls is
   what it is for. No remark.
@@ -325,6 +329,7 @@ from workers.review.version_guards import int_tuple
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "LIBRARY_RULES",
+    "a_symbol_in_a_sentence",
     "among_lambdas",
     "byte_offset",
     "called_name",
@@ -2425,6 +2430,26 @@ def a_symbol_in_prose(message: str) -> bool:
     layout left switched, which such prose still gets a remark for."""
     found = _AMBIGUOUS.search(message)
     return found is not None and not found.group(1).isalnum()
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+SENTENCE_WORDS = 4
+
+
+def a_symbol_in_a_sentence(source: str, row: int, message: str) -> bool:
+    """Whether ruff's RUF001 ``message`` names a character that is no letter or digit
+    and the string holding it on ``row`` is a sentence (``SENTENCE_WORDS`` words or
+    more, spaces between): optax's "Complex Newton<en dash>Schulz did not produce a
+    unitary matrix." joins two names with an en dash, as typography wants. A dash in a string
+    of one word (a command line's ``"<en dash>verbose"``) stays a remark."""
+    found = _AMBIGUOUS.search(message)
+    if found is None or found.group(1).isalnum():
+        return False
+    char = found.group(1)
+    return any(
+        char in value and " " in value and len(_WORD.findall(value)) >= SENTENCE_WORDS
+        for value in strings_on(source, row)
+    )
 
 
 def _script(char: str) -> str:

@@ -42,6 +42,7 @@ from workers.review.false_alarms import (
     a_digest_cut_short,
     a_field_specifier,
     a_literal_value,
+    a_symbol_in_a_sentence,
     a_symbol_in_prose,
     among_lambdas,
     an_operator_dsl,
@@ -860,6 +861,7 @@ def _finding(
         or (code == "RET501" and only_returns_none(text, row))
         or (code == "SIM103" and the_last_of_several_cases(text, row))
         or (code == "B006" and shared_on_purpose(text, row))
+        or (code == "RUF001" and a_symbol_in_a_sentence(text, row, message))
         or (code == "B018" and is_example_path(path) and stands_at_module_level(text, row))
         # a test polls for what the code it tests does (asyncpg's ``while not
         # con.is_closed(): await asyncio.sleep(…)``): that code sets no Event to wait on
