@@ -2770,3 +2770,21 @@ def test_a_dash_in_a_sentence_of_a_string_is_written_as_meant() -> None:
     found = scan({"pkg/msg.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:RUF001"] == [2, 3]
+
+
+def test_a_mutable_default_only_unpacked_into_a_call_is_minor() -> None:
+    """keras 3.15's tests take ``init_kwargs={}`` and build ``optimizer_class(
+    **init_kwargs)``: unpacking copies the dict, nothing can change the shared one. So
+    does ``f(*items)``. Handed over whole, it stays a warning."""
+    source = (
+        "def build(optimizer_class, init_kwargs={}, extra=[]):\n"
+        "    return optimizer_class(*extra, **init_kwargs)\n\n\n"
+        "def hand(make, options={}):\n"
+        "    return make(options=options)\n"
+    )
+    found = scan({"pkg/build.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:B006"] == [
+        (1, "low"),
+        (5, "medium"),
+    ]

@@ -2672,7 +2672,9 @@ def default_only_read(source: str, row: int) -> bool:
     passed to a call that could keep or change it (builtins that read aside), not
     returned, yielded, stored or aliased. py-cpuinfo 9's
     ``_filter_dict_keys_with_empty_values(info, acceptable_values = {})`` only looks
-    keys up: the shared dict is never changed, so the classic trap cannot spring. An
+    keys up: the shared dict is never changed, so the classic trap cannot spring. Nor
+    can it where the default is only unpacked into a call (keras' tests'
+    ``optimizer_class(**init_kwargs)``): the callee gets a copy. An
     override may hand it to the method it overrides (``super().name(…, x)``), whose own
     default it mirrors: the trap, if any, is the base's, which the PR left alone. Still
     worth a word (``None`` or a ``MappingProxyType`` says so), not a warning."""
@@ -2755,6 +2757,10 @@ def _only_read(function: ast.AST, name: str) -> bool:
             return False
         if isinstance(parent, ast.keyword) and _calls_its_namesake(parents.get(parent), function):
             continue
+        if (isinstance(parent, ast.keyword) and parent.arg is None) or (
+            isinstance(parent, ast.Starred) and isinstance(parents.get(parent), ast.Call)
+        ):
+            continue  # f(**name), f(*name): the call gets a copy
         if isinstance(parent, ast.BinOp) and not isinstance(parents.get(parent), ast.AugAssign):
             continue
         return False  # returned, yielded, stored, passed on, aliased: it may change later
