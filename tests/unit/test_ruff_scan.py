@@ -2788,3 +2788,20 @@ def test_a_mutable_default_only_unpacked_into_a_call_is_minor() -> None:
         (1, "low"),
         (5, "medium"),
     ]
+
+
+def test_a_transpose_of_rows_built_alike_needs_no_strict() -> None:
+    """flax 0.12's tests: ``graphdefs, states = zip(*(nnx.split(b) for b in layers))``:
+    every row comes from the same expression, so every row is as long as the others.
+    ``zip(*rows)`` of rows from elsewhere keeps B905."""
+    source = (
+        "def split(layers, split_one):\n"
+        "    graphdefs, states = zip(*(split_one(b) for b in layers))\n"
+        "    names, sizes = zip(*[(b.name, b.size) for b in layers])\n"
+        "    return graphdefs, states, names, sizes\n\n\n"
+        "def columns(rows):\n"
+        "    return list(zip(*rows))\n"
+    )
+    found = scan({"pkg/transpose.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B905"] == [8]

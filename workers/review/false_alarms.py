@@ -308,7 +308,9 @@ And these are right about the code but wrong about its weight:
   long as each other (gql's ``elif … and len(b1) == len(b2):``, an ``assert``, a guard
   that raises), or one of which is built from the other, item for item (ezdxf's
   ``[line.base_point for line in self.pattern.lines]`` zipped with those lines, a
-  ``map(f, xs)``): ``strict=True`` would check it again. No remark.
+  ``map(f, xs)``), or rows one expression builds alike, transposed (flax's
+  ``zip(*(nnx.split(b) for b in layers))``): ``strict=True`` would check it again. No
+  remark.
 """
 
 from __future__ import annotations
@@ -1661,13 +1663,22 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
     the code just checked to be as long as each other: inside ``if len(a) == len(b):``
     (gql 4.4's tests, as part of an ``and``), or after ``assert len(a) == len(b)`` or
     ``if len(a) != len(b): raise …`` (or ``return``) earlier in an enclosing block;
-    or one of them is built from the other item for item. ``strict=True`` would check
-    it again."""
+    or one of them is built from the other item for item; or ``zip(*rows)`` transposes
+    rows one expression builds alike (flax's ``zip(*(nnx.split(b) for b in layers))``).
+    ``strict=True`` would check it again."""
     located = _located(source, row, column)
     if located is None:
         return False
     tree, offset, parents = located
     for call in ast.walk(tree):
+        if (
+            isinstance(call, ast.Call)
+            and (call.lineno, call.col_offset) == (row, offset)
+            and called_name(call.func) == "zip"
+            and len(call.args) == 1
+            and isinstance(call.args[0], ast.Starred)
+        ):
+            return _rows_built_alike(call.args[0].value)
         if not (
             isinstance(call, ast.Call)
             and (call.lineno, call.col_offset) == (row, offset)
@@ -1880,6 +1891,14 @@ def among_lambdas(source: str, row: int, column: int) -> bool:
                 items = list(holder.values)
             return any(isinstance(i, ast.Lambda) and i is not node for i in items)
     return False
+
+
+def _rows_built_alike(rows: ast.expr) -> bool:
+    """``(f(x) for x in xs)`` or ``[(a, b) for …]``: rows that one expression builds, a
+    call or a tuple display, each as long as the next."""
+    return isinstance(rows, ast.ListComp | ast.GeneratorExp) and isinstance(
+        rows.elt, ast.Call | ast.Tuple
+    )
 
 
 def _built_from(
