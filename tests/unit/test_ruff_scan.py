@@ -1973,6 +1973,24 @@ def test_exports_listed_by_their_names_name_are_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:PLE0604"] == [8]
 
 
+def test_exports_that_extend_another_modules_all_are_no_remark() -> None:
+    """dspy 3.4 re-exports a vendored package: ``from dspy._vendor.lm15 import __all__
+    as _vendored_all`` and ``__all__ = [*_vendored_all, "AnthropicCompat", …]``; so is
+    ``[*sub.__all__, …]``. Another module's ``__all__`` is a list of strings. A starred
+    list of anything else keeps PLE0604."""
+    source = (
+        "from pkg import sub\n"
+        "from pkg.vendor import __all__ as _vendored_all\n"
+        "from pkg.vendor import names\n\n"
+        "__all__ = [*_vendored_all, 'Compat']\n"
+        "__all__ += [*sub.__all__]\n"
+        "__all__ += [*names]\n"
+    )
+    found = scan({"pkg/__init__.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLE0604"] == [7]
+
+
 def test_a_minor_version_compared_beside_a_major_check_is_no_remark() -> None:
     """aiosql 15's tests: ``sys.version_info.major == 3 and sys.version_info.minor < 14``
     cannot go wrong on Python 4, the major is checked first; so under an ``if`` on the

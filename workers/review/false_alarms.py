@@ -2421,8 +2421,10 @@ def falls_back_from_get_annotations(source: str, row: int) -> bool:
 def exports_by_their_names(source: str, row: int) -> bool:
     """Whether the ``__all__`` assigned (or added to) on ``row`` lists only strings and
     ``name.__name__`` reads: jsons 1.6 writes ``__all__ = [dump.__name__, …]`` so a
-    rename cannot leave a stale string behind. Those are strings, which ruff's PLE0604
-    cannot tell; any other expression there (a call, a name) keeps the remark."""
+    rename cannot leave a stale string behind; or another module's ``__all__``, unpacked
+    (dspy's ``[*_vendored_all, …]`` of ``from … import __all__ as _vendored_all``).
+    Those are strings, which ruff's PLE0604 cannot tell; any other expression there (a
+    call, a name) keeps the remark."""
     tree = parse_source(source)
     if tree is None:
         return False
@@ -2433,12 +2435,27 @@ def exports_by_their_names(source: str, row: int) -> bool:
         if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             continue
         value = node.value
+        imported_alls = {
+            alias.asname or alias.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom)
+            for alias in n.names
+            if alias.name == "__all__"
+        }
         return isinstance(value, ast.List | ast.Tuple) and all(
             (isinstance(e, ast.Constant) and isinstance(e.value, str))
             or (isinstance(e, ast.Attribute) and e.attr == "__name__")
+            or (isinstance(e, ast.Starred) and _another_modules_all(e.value, imported_alls))
             for e in value.elts
         )
     return False
+
+
+def _another_modules_all(node: ast.expr, imported_alls: set[str]) -> bool:
+    """``module.__all__``, or a name ``from module import __all__ as name`` bound."""
+    return (isinstance(node, ast.Attribute) and node.attr == "__all__") or (
+        isinstance(node, ast.Name) and node.id in imported_alls
+    )
 
 
 def a_symbol_in_prose(message: str) -> bool:
