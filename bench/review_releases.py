@@ -60,7 +60,7 @@ drew the one remark on black); found on flake8-bugbear, whose ``tests/eval_files
 what the same function pickled was no remark (requests' tests copy objects with
 ``pickle.loads(pickle.dumps(…))``); sixty more held-out releases (intelhex, anytree,
 parameterized, desert, grappa, asyncclick, pottery, flasgger, ping3, …) gave that
-session's other changes. On 2026-12-08: 45 and 32 once the last of a run of
+session's other changes. In the evening of 2026-12-07: 45 and 32 once the last of a run of
 ``if …: return`` cases kept its ``if`` (SIM103 on fastapi's ``_should_embed_body_fields``
 and pytest's ``istestclass``, found on pylint-django); sixty more held-out releases
 (ezdxf, asyncpg, cartopy, lizard, diagrams, dspy, keras, flax, optax, …) gave that
