@@ -47,6 +47,7 @@ def _diff(
         ("export DB_PASSWORD=Zx81kLq0Pm2Nv7Rt5Yb3", "generic-secret"),
         ('apiKey: "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"', "generic-secret"),
         ('key = "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEA"', "private-key"),
+        ('{"access_token": "sk-ant-oat01-Xk3Jq9ZpL2mVbR7tYw4NhQ8s"}', "generic-secret"),
     ],
 )
 def test_finds_each_kind(line: str, kind: str) -> None:
@@ -100,6 +101,10 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         # an annotation written as a string (dulwich 1.2's signature.py)
         'secret_keys: "Iterable[pysequoia.Tsk]" = (),',
         'auth_token: "Optional[tokens.AccessToken]" = None,',
+        # anthropic 2.17's tests: a token's prefix and a word, a header ending in a
+        # newline escape to test header injection
+        '{"access_token": "sk-ant-oat01-file"},',
+        'default_headers={"X-Secret": "made-up-secret\\n"}',
     ],
 )
 def test_names_and_values_that_hold_no_secret(line: str) -> None:

@@ -210,7 +210,9 @@ def names_a_secret(name: str) -> bool:
 
 
 _WORDY_VALUE = re.compile(
-    r"^(?:[A-Za-z]+(?:[_\-. /:][A-Za-z]+)+"  # private-state-token, KUBEFLOW_SERVER_TOKEN
+    # private-state-token, KUBEFLOW_SERVER_TOKEN, sk-ant-oat01-file (a token's prefix and a
+    # word: anthropic's tests), made-up-secret\n (a newline escape: a header-injection test)
+    r"^(?:[A-Za-z]+\d{0,2}(?:[_\-. /:][A-Za-z]+\d{0,2})+(?:\\[nrt])*"
     r"|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+"  # IdTokenHttpNotFound, LlamaTokenizerFast
     r"|[\w./-]+\.(?:json|ya?ml|toml|ini|cfg|txt|pem|key|crt|env|py|js|ts|html?)"  # file
     # a type written as a string: secret_keys: "Iterable[pysequoia.Tsk]" (dulwich 1.2)
