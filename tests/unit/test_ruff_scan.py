@@ -2239,6 +2239,26 @@ def test_a_name_imported_again_from_the_module_its_package_reexports_is_minor() 
     ]
 
 
+def test_a_relative_import_again_from_the_module_its_package_reexports_is_minor() -> None:
+    """anthropic 2.17's generated resources import ``BetaManagedAgentsAWSRole…Params``
+    from ``.....types.beta`` and again from ``.....types.beta.beta_managed_agents_…``:
+    the same class, both relative to the same package. Relative to another level, the
+    names may be two classes, and F811 stays important."""
+    source = (
+        "from ..types import Params\n"
+        "from ..types.params import Params\n"
+        "from . import Reader\n"
+        "from ..io import Reader\n\n"
+        "print(Params, Reader)\n"
+    )
+    found = scan({"pkg/resources/agents.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:F811"] == [
+        (2, "low"),
+        (4, "high"),
+    ]
+
+
 def test_a_comparison_alone_where_a_raise_is_expected_is_there_for_it() -> None:
     """python-box 8's tests: ``with pytest.raises(TypeError): [] in bx``, the membership
     test is there to raise, as ``dict`` does for an unhashable key. The same comparison

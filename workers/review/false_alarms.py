@@ -2597,11 +2597,14 @@ def imports_the_same_again(source: str, row: int, message: str) -> bool:
 
 
 def _the_same_import(one: str, other: str) -> bool:
-    """``re`` and ``re``; ``pkg.X`` and ``pkg.sub.X`` (a package's re-export)."""
+    """``re`` and ``re``; ``pkg.X`` and ``pkg.sub.X`` (a package's re-export), also
+    relative to the same package (``..types.X`` and ``..types.params.X``, anthropic's
+    generated resources)."""
     if one == other:
         return True
     (a, _, leaf_a), (b, _, leaf_b) = one.rpartition("."), other.rpartition(".")
-    if leaf_a != leaf_b or not a or not b or a.startswith(".") or b.startswith("."):
+    level_a, level_b = len(a) - len(a.lstrip(".")), len(b) - len(b.lstrip("."))
+    if leaf_a != leaf_b or level_a != level_b or not a.lstrip(".") or not b.lstrip("."):
         return False
     return b.startswith(a + ".") or a.startswith(b + ".")
 
