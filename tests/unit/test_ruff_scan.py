@@ -2121,6 +2121,28 @@ def test_a_weak_hash_that_protects_nothing_is_a_warning() -> None:
     ]
 
 
+def test_a_session_in_a_docstrings_prose_puts_no_hash_to_a_security_use() -> None:
+    """panel 1.10's ``_closure_key`` hashes a function's closure with md5 so "a function
+    recreated for each session shares a cache": a server session in prose, not a
+    session id being hashed. A token or a session named in the code stays important."""
+    source = (
+        "import hashlib\n\n\n"
+        "def closure_key(func):\n"
+        '    """So that a function recreated for each session shares a cache."""\n'
+        "    h = hashlib.new('md5')\n"
+        "    h.update(repr(func.__closure__).encode())\n"
+        "    return h.digest()\n\n\n"
+        "def key_of(session):\n"
+        "    return hashlib.new('md5', session.id.encode()).digest()\n"
+    )
+    found = scan({"pkg/cache.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:S324"] == [
+        (6, "medium"),
+        (12, "high"),
+    ]
+
+
 def test_a_mutable_default_the_function_only_reads_is_minor() -> None:
     """py-cpuinfo 9's ``_filter_dict_keys_with_empty_values(info, acceptable_values={})``
     only looks keys up: nothing changes the shared dict. Appended to, passed on or

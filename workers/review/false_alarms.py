@@ -2629,6 +2629,11 @@ def _imports_binding(tree: ast.Module, name: str) -> dict[int, str]:
     }
 
 
+# Security words with other common senses, counted in names only, not in prose: panel's
+# md5 of a closure "so that a function recreated for each session shares a cache" keys a
+# cache; a ``session_id`` hashed is another matter. So with a lexer's token, a number's sign.
+_NAMES_ONLY = frozenset({"session", "token", "sign", "signed"})
+
 # Words that put a hash to a security use: what bandit's S324 is about. ``key`` is left out
 # (a cache key is the commonest use of md5 there is), and so is ``check``.
 _SECURITY_WORDS = frozenset(
@@ -2667,7 +2672,9 @@ def hashes_for_no_security(source: str, row: int) -> bool:
     xhtml2pdf 0.2.28 tells two font files apart by their md5. An md5 there is a
     fingerprint, which a collision could at worst confuse; worth a warning
     (``usedforsecurity=False`` says so and keeps FIPS builds working), not an
-    "important" label, which stays for a weak hash beside a password or a token."""
+    "important" label, which stays for a weak hash beside a password or a token. A
+    session, a token or a sign in prose (a docstring, a string) is not counted: panel's
+    closure key is for "a function recreated for each session"."""
     tree = parse_source(source)
     if tree is None:
         return False
@@ -2688,10 +2695,12 @@ def hashes_for_no_security(source: str, row: int) -> bool:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             text = node.name
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value
+            prose = name_words(re.sub(r"[^\w.\-]+", " ", node.value))
+            words.update(w for w in prose if w not in _NAMES_ONLY)
+            continue
         else:
             continue
-        words.update(name_words(re.sub(r"[^\w.\-]+", " ", text)))  # prose too
+        words.update(name_words(text))
     return not words & _SECURITY_WORDS
 
 
