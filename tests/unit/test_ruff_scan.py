@@ -1154,6 +1154,30 @@ def test_a_value_compared_with_itself_to_find_nan_is_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:PLR0124"] == [10]
 
 
+def test_a_function_that_says_up_front_it_finds_nan_compares_on_purpose() -> None:
+    """bokeh 3.10's ``_is_missing_category`` opens with "``None``, NaN-like floats and
+    masked values are all treated as a single missing legend category" and returns
+    ``bool(val != val)`` five lines later. A function that opens with no such word keeps
+    PLR0124."""
+    source = (
+        "def is_missing(val):\n"
+        "    # None, NaN-like floats and masked values are all treated as a single\n"
+        "    # missing legend category.\n"
+        "    if val is None:\n"
+        "        return True\n"
+        "    try:\n"
+        "        return bool(val != val)\n"
+        "    except Exception:\n"
+        "        return False\n\n\n"
+        "def same(val):\n"
+        '    """Whether the value is set."""\n'
+        "    return val != val\n"
+    )
+    found = scan({"pkg/legend.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLR0124"] == [14]
+
+
 def test_logging_an_exception_in_a_function_handed_it_is_no_remark() -> None:
     """flask-cors 6's example: ``@app.errorhandler(500) def server_error(e: Exception)``
     logs with ``logging.exception``; Flask calls it from its ``except`` block. A function

@@ -2532,8 +2532,9 @@ _NAN_WORDS = re.compile(r"(?i)\b(?:nan|inf|infinity|infinite|finite|isnan|isinf|
 
 def tests_for_nan(source: str, row: int, message: str) -> bool:
     """Whether the comparison with itself on ``row`` is a NaN test (see the module's
-    docstring): a word of NaN or infinity on the lines around it, or a float check on
-    the name in the ``if`` tests around it or in the same condition."""
+    docstring): a word of NaN or infinity on the lines around it or in the opening of
+    its function (its docstring, its first comments), or a float check on the name in the
+    ``if`` tests around it or in the same condition."""
     compared = _SELF_COMPARED.search(message)
     lines = source.splitlines()
     if compared is None or not 0 < row <= len(lines):
@@ -2541,7 +2542,27 @@ def tests_for_nan(source: str, row: int, message: str) -> bool:
     if any(_NAN_WORDS.search(line) for line in lines[max(row - 3, 0) : row + 2]):
         return True
     tree = parse_source(source)
-    return tree is not None and _float_checked(tree, row, compared.group(1), ())
+    if tree is None:
+        return False
+    functions = _functions_around(tree, row)
+    if functions and any(_NAN_WORDS.search(line) for line in _opening(functions[-1], lines)):
+        return True  # bokeh's "NaN-like floats … are treated as missing", then val != val
+    return _float_checked(tree, row, compared.group(1), ())
+
+
+def _opening(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[str]:
+    """The lines that open ``function``: its ``def``, its docstring and the comments
+    before its first statement, where a function says what it is for."""
+    first = function.body[0]
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        end = first.end_lineno or first.lineno
+    else:
+        end = first.lineno - 1
+    return lines[function.lineno - 1 : end]
 
 
 def _float_checked(node: ast.AST, row: int, name: str, tests: tuple[ast.expr, ...]) -> bool:
