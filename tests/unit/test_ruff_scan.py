@@ -2889,3 +2889,13 @@ def test_a_transpose_of_rows_built_alike_needs_no_strict() -> None:
     found = scan({"pkg/transpose.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:B905"] == [8]
+
+
+def test_a_stub_describes_the_signatures_it_was_given() -> None:
+    """bokeh 3.10 ships typings for playwright: ``async def wait_for_function(…,
+    timeout: float | None = None)`` in ``async_api.pyi`` is playwright's signature, which
+    the stub can only copy. The same definition in code keeps ASYNC109."""
+    source = "async def wait_for(expression: str, timeout: float | None = None) -> None: ...\n"
+    found = scan({"typings/pw/async_api.pyi": ("", source), "pkg/wait.py": ("", source)})
+
+    assert [f.path for f in found if f.pattern == "ruff:ASYNC109"] == ["pkg/wait.py"]

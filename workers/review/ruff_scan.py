@@ -866,6 +866,8 @@ def _finding(
         # a test polls for what the code it tests does (asyncpg's ``while not
         # con.is_closed(): await asyncio.sleep(…)``): that code sets no Event to wait on
         or (code == "ASYNC110" and in_tests)
+        # a stub copies the signatures of the API it describes (bokeh's playwright typings)
+        or (code == "ASYNC109" and path.endswith(".pyi"))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
