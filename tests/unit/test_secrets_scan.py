@@ -48,6 +48,7 @@ def _diff(
         ('apiKey: "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"', "generic-secret"),
         ('key = "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEA"', "private-key"),
         ('{"access_token": "sk-ant-oat01-Xk3Jq9ZpL2mVbR7tYw4NhQ8s"}', "generic-secret"),
+        ('refresh_token = "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"', "generic-secret"),
     ],
 )
 def test_finds_each_kind(line: str, kind: str) -> None:
@@ -104,6 +105,9 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         # anthropic 2.17's tests: a token's prefix and a word, a header ending in a
         # newline escape to test header injection
         '{"access_token": "sk-ant-oat01-file"},',
+        # a tokenizer's special tokens (sentence-transformers, transformers): vocabulary
+        'tokenizer = Tokenizer(unk_token="UNK_9f3a7b21c4e5d6a7")',
+        'config["mask_token"] = "MASK_TOKEN_0f9e8d7c6b5a"',
         'default_headers={"X-Secret": "made-up-secret\\n"}',
     ],
 )

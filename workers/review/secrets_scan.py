@@ -202,11 +202,22 @@ def spells_its_name(name: str, value: str) -> bool:
 def names_a_secret(name: str) -> bool:
     """Whether a name says its value is a secret: a secret word ends it (``API_KEY``,
     ``githubToken``, ``db.password``) or ``secret`` / ``password`` / ``apikey`` is one of
-    its words (``client_secret_value``). ``TOKENIZER_NAME`` and ``token_type`` are not."""
+    its words (``client_secret_value``). ``TOKENIZER_NAME``, ``token_type`` and a
+    tokenizer's ``unk_token`` are not."""
     words = name_words(name)
+    if len(words) >= 2 and words[-1] in ("token", "tokens") and words[-2] in _VOCABULARY:
+        return False  # a tokenizer's special token: unk_token, mask_token
     return bool(words) and (
         words[-1] in _SECRET_NAME_ENDINGS or any(w in _SECRET_NAME_WORDS for w in words)
     )
+
+
+# What a tokenizer's special tokens are called (``unk_token="[UNK]"``, ``mask_token``):
+# entries of a vocabulary, which sentence-transformers' and transformers' code sets
+# everywhere, not credentials.
+_VOCABULARY = frozenset(
+    {"unk", "pad", "bos", "eos", "cls", "sep", "mask", "sos", "eot", "eod", "oov", "special"}
+)
 
 
 _WORDY_VALUE = re.compile(
