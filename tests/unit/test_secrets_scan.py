@@ -108,6 +108,9 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         # a tokenizer's special tokens (sentence-transformers, transformers): vocabulary
         'tokenizer = Tokenizer(unk_token="UNK_9f3a7b21c4e5d6a7")',
         'config["mask_token"] = "MASK_TOKEN_0f9e8d7c6b5a"',
+        # where a stream or a listing resumes (mcp's tests): a cursor, not a credential
+        'metadata = Meta(resumption_token="evt-1f0e9d8c7b6a5f4e3")',
+        'next_page_token = "CgwIABIIc2FtcGxlLTE4GAE"',
         'default_headers={"X-Secret": "made-up-secret\\n"}',
     ],
 )

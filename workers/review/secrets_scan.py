@@ -205,18 +205,20 @@ def names_a_secret(name: str) -> bool:
     its words (``client_secret_value``). ``TOKENIZER_NAME``, ``token_type`` and a
     tokenizer's ``unk_token`` are not."""
     words = name_words(name)
-    if len(words) >= 2 and words[-1] in ("token", "tokens") and words[-2] in _VOCABULARY:
-        return False  # a tokenizer's special token: unk_token, mask_token
+    if len(words) >= 2 and words[-1] in ("token", "tokens") and words[-2] in _NO_CREDENTIAL:
+        return False  # a tokenizer's special token (unk_token), a cursor (next_page_token)
     return bool(words) and (
         words[-1] in _SECRET_NAME_ENDINGS or any(w in _SECRET_NAME_WORDS for w in words)
     )
 
 
-# What a tokenizer's special tokens are called (``unk_token="[UNK]"``, ``mask_token``):
-# entries of a vocabulary, which sentence-transformers' and transformers' code sets
-# everywhere, not credentials.
-_VOCABULARY = frozenset(
+# Tokens that are no credentials: a tokenizer's special tokens (``unk_token="[UNK]"``,
+# ``mask_token``: entries of a vocabulary, which sentence-transformers' and transformers'
+# code sets everywhere), and cursors that say where a listing or a stream resumes
+# (``next_page_token``, mcp's ``resumption_token``, a ``continuation_token``).
+_NO_CREDENTIAL = frozenset(
     {"unk", "pad", "bos", "eos", "cls", "sep", "mask", "sos", "eot", "eod", "oov", "special"}
+    | {"page", "next", "continuation", "resumption", "cursor", "pagination", "sync"}
 )
 
 
