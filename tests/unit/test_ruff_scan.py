@@ -2899,3 +2899,13 @@ def test_a_stub_describes_the_signatures_it_was_given() -> None:
     found = scan({"typings/pw/async_api.pyi": ("", source), "pkg/wait.py": ("", source)})
 
     assert [f.path for f in found if f.pattern == "ruff:ASYNC109"] == ["pkg/wait.py"]
+
+
+def test_a_warning_a_test_raises_to_catch_needs_no_stacklevel() -> None:
+    """langgraph 1.2's tests ``warnings.warn("unrelated concurrent warning",
+    UserWarning)`` to check what a filter lets through: no user reads where it points.
+    The library's own warnings keep B028."""
+    source = "import warnings\n\n\ndef emit():\n    warnings.warn('unrelated', UserWarning)\n"
+    found = scan({"tests/test_filters.py": ("", source), "pkg/filters.py": ("", source)})
+
+    assert [f.path for f in found if f.pattern == "ruff:B028"] == ["pkg/filters.py"]
