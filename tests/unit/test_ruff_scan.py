@@ -2909,3 +2909,14 @@ def test_a_warning_a_test_raises_to_catch_needs_no_stacklevel() -> None:
     found = scan({"tests/test_filters.py": ("", source), "pkg/filters.py": ("", source)})
 
     assert [f.path for f in found if f.pattern == "ruff:B028"] == ["pkg/filters.py"]
+
+
+def test_nested_max_calls_are_a_simplification() -> None:
+    """sentence-transformers 6.3: ``max(max(lengths), 1)``: one call would say the same;
+    the result is right either way, so the remark is minor."""
+    source = "def longest(lengths, floor):\n    return max(max(lengths), floor)\n"
+    found = scan({"pkg/lengths.py": ("", source)})
+
+    assert [(f.pattern, f.severity) for f in found if f.pattern == "ruff:PLW3301"] == [
+        ("ruff:PLW3301", "low")
+    ]
