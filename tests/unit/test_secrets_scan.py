@@ -49,6 +49,10 @@ def _diff(
         ('key = "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEA"', "private-key"),
         ('{"access_token": "sk-ant-oat01-Xk3Jq9ZpL2mVbR7tYw4NhQ8s"}', "generic-secret"),
         ('refresh_token = "Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"', "generic-secret"),
+        (
+            'HOOK_TOKEN = "https://hooks.acme.io/t/Zx81kLq0Pm2Nv7Rt5Yb3Wc9Xa4Df6Gh"',
+            "generic-secret",
+        ),
     ],
 )
 def test_finds_each_kind(line: str, kind: str) -> None:
@@ -111,6 +115,11 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         # where a stream or a listing resumes (mcp's tests): a cursor, not a credential
         'metadata = Meta(resumption_token="evt-1f0e9d8c7b6a5f4e3")',
         'next_page_token = "CgwIABIIc2FtcGxlLTE4GAE"',
+        # minified JavaScript (mlflow's built UI): the "value" runs from one string's end to
+        # the next one's start
+        'DefaultRestParameter:"Unexpected token =",DuplicateBinding:"Duplicate binding %0"',
+        # the key docker's config.json files registry credentials under (mlflow)
+        '_DOCKER_HUB_AUTH_KEY = "https://index.docker.io/v1/"',
         'default_headers={"X-Secret": "made-up-secret\\n"}',
     ],
 )

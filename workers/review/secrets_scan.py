@@ -222,6 +222,15 @@ _NO_CREDENTIAL = frozenset(
 )
 
 
+# A "value" that runs from the end of one string to the start of the next, as in minified
+# JavaScript (mlflow's built UI: ``token =",DuplicateBinding:"``): no secret starts with a
+# comma or ends with a colon.
+_BETWEEN_STRINGS = re.compile(r"^[,;)\]}]|[,:;(\[{]$")
+# A web address with no part long enough to be a key (the key docker's config.json files
+# a registry's credentials under: ``"https://index.docker.io/v1/"``); a webhook's address
+# with its 32-character secret in the path stays a finding.
+_PLAIN_ADDRESS = re.compile(r"^https?://[\w.-]+(?::\d+)?(?:/[\w.~-]{0,15})*/?$")
+
 _WORDY_VALUE = re.compile(
     # private-state-token, KUBEFLOW_SERVER_TOKEN, sk-ant-oat01-file (a token's prefix and a
     # word: anthropic's tests), made-up-secret\n (a newline escape: a header-injection test)
@@ -340,7 +349,10 @@ def find_secrets(text: str) -> list[SecretHit]:
             ):
                 continue  # a pre-signed URL's key id: public by design, no secret beside it
             if rule.kind == "generic-secret" and (
-                not names_a_secret(match.group(1)) or _WORDY_VALUE.match(value)
+                not names_a_secret(match.group(1))
+                or _WORDY_VALUE.match(value)
+                or _BETWEEN_STRINGS.match(value)
+                or _PLAIN_ADDRESS.match(value)
             ):
                 continue
             if rule.kind == "url-credentials" and _is_template_url(
