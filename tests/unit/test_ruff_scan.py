@@ -2920,3 +2920,19 @@ def test_nested_max_calls_are_a_simplification() -> None:
     assert [(f.pattern, f.severity) for f in found if f.pattern == "ruff:PLW3301"] == [
         ("ruff:PLW3301", "low")
     ]
+
+
+def test_a_range_that_goes_on_from_its_own_counter_is_no_override() -> None:
+    """sympy 1.14's ``ddm.py`` fills the rest of a diagonal with ``for i in range(i,
+    rows):``: the range is built once, from where ``i`` stopped. Looping over a
+    collection the loop variable replaces (``for item in item.children``) keeps B020."""
+    source = (
+        "def fill(rows, i, L, node):\n"
+        "    for i in range(i, rows):\n"
+        "        L[i][i] = 1\n"
+        "    for node in node.children:\n"
+        "        print(node)\n"
+    )
+    found = scan({"pkg/fill.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B020"] == [4]

@@ -288,6 +288,9 @@ And these are right about the code but wrong about its weight:
   ``token`` as ``'else'``, ``'if'``, ``'for'``): a kind being told apart, not a secret
   being checked. No remark.
 
+- ``B020`` (loop variable replaces its iterable) on ``for i in range(i, n)`` (sympy's
+  ``ddm.py``): the range is built once, from where ``i`` stopped. No remark.
+
 - ``B018`` (useless expression) standing alone at the top level of an example script
   (scikit-image's gallery shows ``bad_tform``): sphinx-gallery and notebooks display a
   cell's last value. No remark.
@@ -341,6 +344,7 @@ __all__ = [
     "compared_with_many",
     "compares_with_a_supported_python",
     "counts_its_items",
+    "counts_on_from_itself",
     "defines_names_at_run_time",
     "escapes_every_value",
     "formats_with_its_own_spec",
@@ -1735,6 +1739,20 @@ def the_last_of_several_cases(source: str, row: int) -> bool:
                         for earlier in block[:index]
                     )
     return False
+
+
+def counts_on_from_itself(source: str, row: int) -> bool:
+    """Whether the ``for`` on ``row`` (B020: its variable replaces what it iterates) loops
+    over a ``range`` built from that variable: sympy's ``for i in range(i, rows):`` goes
+    on from where ``i`` stopped, and the range is built once, before the first step."""
+    tree = parse_source(source)
+    return tree is not None and any(
+        isinstance(node, ast.For)
+        and node.lineno == row
+        and isinstance(node.iter, ast.Call)
+        and called_name(node.iter.func) == "range"
+        for node in ast.walk(tree)
+    )
 
 
 def stands_at_module_level(source: str, row: int) -> bool:

@@ -53,6 +53,7 @@ from workers.review.false_alarms import (
     compares_a_comparison,
     compares_with_a_supported_python,
     counts_its_items,
+    counts_on_from_itself,
     default_only_read,
     defines_names_at_run_time,
     entered_in_a_stack,
@@ -874,6 +875,7 @@ def _finding(
         # stacklevel points a user at their own line; a test's warning is for the test
         # to catch (langgraph's tests check what a filter lets through)
         or (code == "B028" and in_tests)
+        or (code == "B020" and counts_on_from_itself(text, row))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
