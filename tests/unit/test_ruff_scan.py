@@ -2936,3 +2936,23 @@ def test_a_range_that_goes_on_from_its_own_counter_is_no_override() -> None:
     found = scan({"pkg/fill.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:B020"] == [4]
+
+
+def test_a_temporary_directory_inside_a_container_is_the_containers() -> None:
+    """mlflow 3.18 runs jobs in a container with ``tmpfs={"/tmp": ""}``: the container's
+    own /tmp, a fresh memory-backed mount, not the host's shared one. So is its working
+    directory. The host's /tmp keeps S108, also as a volume mounted in."""
+    source = (
+        "def run(client, image):\n"
+        "    client.containers.run(\n"
+        "        image,\n"
+        "        read_only=True,\n"
+        '        tmpfs={"/tmp": ""},\n'
+        '        working_dir="/tmp/work",\n'
+        '        volumes={"/tmp/cache": {"bind": "/cache"}},\n'
+        "    )\n"
+        '    return open("/tmp/jobs.log", "w")\n'
+    )
+    found = scan({"pkg/jobs.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S108"] == [7, 9]

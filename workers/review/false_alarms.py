@@ -288,6 +288,9 @@ And these are right about the code but wrong about its weight:
   ``token`` as ``'else'``, ``'if'``, ``'for'``): a kind being told apart, not a secret
   being checked. No remark.
 
+- ``S108`` (hard-coded temporary path) given to a container's ``tmpfs=`` or
+  ``working_dir=`` (mlflow's job containers): the container's own /tmp. No remark.
+
 - ``B020`` (loop variable replaces its iterable) on ``for i in range(i, n)`` (sympy's
   ``ddm.py``): the range is built once, from where ``i`` stopped. No remark.
 
@@ -334,6 +337,7 @@ from workers.review.version_guards import int_tuple
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "LIBRARY_RULES",
+    "a_path_in_a_container",
     "a_symbol_in_a_sentence",
     "among_lambdas",
     "byte_offset",
@@ -1738,6 +1742,29 @@ def the_last_of_several_cases(source: str, row: int) -> bool:
                         isinstance(earlier, ast.If) and isinstance(earlier.body[-1], ast.Return)
                         for earlier in block[:index]
                     )
+    return False
+
+
+# Keyword arguments whose paths are a container's (docker-py, testcontainers, podman):
+# mlflow's jobs mount ``tmpfs={"/tmp": ""}``, a fresh memory-backed /tmp of their own.
+# (Not ``volumes=``: docker-py's keys there are the host's paths, mounted in.)
+_CONTAINER_PATHS = frozenset({"tmpfs", "working_dir", "workdir"})
+
+
+def a_path_in_a_container(source: str, row: int, column: int) -> bool:
+    """Whether the string at ``row``/``column`` (S108: a hard-coded temporary path) is
+    given, alone or inside a dict or list, to a keyword argument that names a container's
+    paths: the container's /tmp, not the host's shared one."""
+    located = _located(source, row, column)
+    if located is None:
+        return False
+    tree, offset, parents = located
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) == (row, offset):
+            holder = parents.get(node)
+            while isinstance(holder, ast.Dict | ast.List | ast.Tuple | ast.Set):
+                holder = parents.get(holder)
+            return isinstance(holder, ast.keyword) and holder.arg in _CONTAINER_PATHS
     return False
 
 

@@ -42,6 +42,7 @@ from workers.review.false_alarms import (
     a_digest_cut_short,
     a_field_specifier,
     a_literal_value,
+    a_path_in_a_container,
     a_symbol_in_a_sentence,
     a_symbol_in_prose,
     among_lambdas,
@@ -876,6 +877,7 @@ def _finding(
         # to catch (langgraph's tests check what a filter lets through)
         or (code == "B028" and in_tests)
         or (code == "B020" and counts_on_from_itself(text, row))
+        or (code == "S108" and a_path_in_a_container(text, row, column))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
