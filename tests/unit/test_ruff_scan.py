@@ -2956,3 +2956,17 @@ def test_a_temporary_directory_inside_a_container_is_the_containers() -> None:
     found = scan({"pkg/jobs.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:S108"] == [7, 9]
+
+
+def test_an_address_compared_with_all_interfaces_binds_nothing() -> None:
+    """volatility3 2.28's socket scan drops rows whose ``src == "0.0.0.0"``: it reads an
+    address, it binds none. Passed as a host to listen on, it keeps S104."""
+    source = (
+        "def row(src, dst, serve):\n"
+        '    if src == "0.0.0.0" and dst in ("0.0.0.0", "::"):\n'
+        "        return None\n"
+        '    serve(host="0.0.0.0")\n'
+    )
+    found = scan({"pkg/scan.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S104"] == [4]

@@ -288,6 +288,10 @@ And these are right about the code but wrong about its weight:
   ``token`` as ``'else'``, ``'if'``, ``'for'``): a kind being told apart, not a secret
   being checked. No remark.
 
+- ``S104`` (binding to all interfaces) on ``"0.0.0.0"`` compared with (volatility3's
+  socket scan drops rows whose ``src == "0.0.0.0"``): an address read, none bound. No
+  remark.
+
 - ``S108`` (hard-coded temporary path) given to a container's ``tmpfs=`` or
   ``working_dir=`` (mlflow's job containers): the container's own /tmp. No remark.
 
@@ -345,6 +349,7 @@ __all__ = [
     "changes_what_it_iterates",
     "closed_in_a_finally",
     "compared_elementwise",
+    "compared_not_bound",
     "compared_with_many",
     "compares_with_a_supported_python",
     "counts_its_items",
@@ -1742,6 +1747,23 @@ def the_last_of_several_cases(source: str, row: int) -> bool:
                         isinstance(earlier, ast.If) and isinstance(earlier.body[-1], ast.Return)
                         for earlier in block[:index]
                     )
+    return False
+
+
+def compared_not_bound(source: str, row: int, column: int) -> bool:
+    """Whether the string at ``row``/``column`` (S104: ``"0.0.0.0"``) is compared with,
+    directly or as an item of the collection compared: volatility3's socket scan drops
+    rows whose ``src == "0.0.0.0"``. It reads an address; nothing binds to it."""
+    located = _located(source, row, column)
+    if located is None:
+        return False
+    tree, offset, parents = located
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) == (row, offset):
+            holder = parents.get(node)
+            if isinstance(holder, ast.Tuple | ast.List | ast.Set):
+                holder = parents.get(holder)
+            return isinstance(holder, ast.Compare)
     return False
 
 

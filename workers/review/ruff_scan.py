@@ -50,6 +50,7 @@ from workers.review.false_alarms import (
     changes_what_it_iterates,
     closed_in_a_finally,
     compared_elementwise,
+    compared_not_bound,
     compared_with_many,
     compares_a_comparison,
     compares_with_a_supported_python,
@@ -878,6 +879,7 @@ def _finding(
         or (code == "B028" and in_tests)
         or (code == "B020" and counts_on_from_itself(text, row))
         or (code == "S108" and a_path_in_a_container(text, row, column))
+        or (code == "S104" and compared_not_bound(text, row, column))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
