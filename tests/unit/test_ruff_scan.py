@@ -2970,3 +2970,21 @@ def test_an_address_compared_with_all_interfaces_binds_nothing() -> None:
     found = scan({"pkg/scan.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:S104"] == [4]
+
+
+def test_an_all_copied_from_a_submodules_all_is_a_list() -> None:
+    """metpy 1.7's ``remote/__init__.py``: ``from .aws import *`` and ``__all__ =
+    aws.__all__[:]``, a copy of the submodule's list, which ruff's PLE0605 cannot tell
+    from an invalid ``__all__``. So are ``list(m.__all__)`` and ``m.__all__ + [...]``. A
+    string is still invalid."""
+    source = (
+        "from .aws import *  # noqa: F403\n"
+        "from . import gcs\n\n"
+        "__all__ = aws.__all__[:]  # noqa: F405\n"
+        "__all__ = list(gcs.__all__)\n"
+        "__all__ = gcs.__all__ + ['extra']\n"
+        "__all__ = 'aws'\n"
+    )
+    found = scan({"pkg/remote/__init__.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLE0605"] == [7]

@@ -288,6 +288,9 @@ And these are right about the code but wrong about its weight:
   ``token`` as ``'else'``, ``'if'``, ``'for'``): a kind being told apart, not a secret
   being checked. No remark.
 
+- ``PLE0605`` (``__all__`` not a list or tuple) on a slice of another module's
+  ``__all__`` (metpy's ``__all__ = aws.__all__[:]``): a copy of a list. No remark.
+
 - ``S104`` (binding to all interfaces) on ``"0.0.0.0"`` compared with (volatility3's
   socket scan drops rows whose ``src == "0.0.0.0"``): an address read, none bound. No
   remark.
@@ -352,6 +355,7 @@ __all__ = [
     "compared_not_bound",
     "compared_with_many",
     "compares_with_a_supported_python",
+    "copies_another_all",
     "counts_its_items",
     "counts_on_from_itself",
     "defines_names_at_run_time",
@@ -2516,6 +2520,31 @@ def exports_by_their_names(source: str, row: int) -> bool:
             for e in value.elts
         )
     return False
+
+
+def copies_another_all(source: str, row: int) -> bool:
+    """Whether the ``__all__`` assigned on ``row`` (PLE0605: not a list or tuple) is a
+    slice of another module's ``__all__``: metpy's ``__all__ = aws.__all__[:]`` copies
+    its submodule's list, which ruff cannot see."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    imported_alls = {
+        alias.asname or alias.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom)
+        for alias in n.names
+        if alias.name == "__all__"
+    }
+    return any(
+        isinstance(node, ast.Assign)
+        and node.lineno == row
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        and isinstance(node.value, ast.Subscript)
+        and isinstance(node.value.slice, ast.Slice)
+        and _another_modules_all(node.value.value, imported_alls)
+        for node in ast.walk(tree)
+    )
 
 
 def _another_modules_all(node: ast.expr, imported_alls: set[str]) -> bool:

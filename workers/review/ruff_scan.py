@@ -54,6 +54,7 @@ from workers.review.false_alarms import (
     compared_with_many,
     compares_a_comparison,
     compares_with_a_supported_python,
+    copies_another_all,
     counts_its_items,
     counts_on_from_itself,
     default_only_read,
@@ -827,6 +828,7 @@ def _finding(
         or (code == "S310" and opens_web_addresses_only(text, row))
         or (code == "RUF063" and falls_back_from_get_annotations(text, row))
         or (code == "PLE0604" and exports_by_their_names(text, row))
+        or (code == "PLE0605" and copies_another_all(text, row))
         or (code == "B904" and reraises_an_outer_exception(text, row))
         or (code in ("YTT203", "YTT204") and major_checked_too(text, row))
         or (code in ("B009", "B010") and said_to_dodge_a_type_checker(text, row))
