@@ -2988,3 +2988,13 @@ def test_an_all_copied_from_a_submodules_all_is_a_list() -> None:
     found = scan({"pkg/remote/__init__.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:PLE0605"] == [7]
+
+
+def test_the_minus_sign_is_written_as_meant() -> None:
+    """geopandas 1.2's plotting tests expect matplotlib's tick labels ``"\u221210.0"``,
+    with the minus sign matplotlib draws. No keyboard slip or autocorrect types U+2212,
+    unlike an en dash pasted from a document or a Cyrillic letter, which stay remarks."""
+    source = 'EXPECTED = ["\u221210.0", "3.3"]\nNAME = "p\u0430ss"\nSPAN = "1\u20132"\n'
+    found = scan({"tests/test_plot.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF001"] == [2, 3]
