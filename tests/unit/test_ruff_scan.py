@@ -2998,3 +2998,19 @@ def test_the_minus_sign_is_written_as_meant() -> None:
     found = scan({"tests/test_plot.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:RUF001"] == [2, 3]
+
+
+def test_a_sentinel_made_in_a_default_is_made_once_on_purpose() -> None:
+    """librosa 1.0 marks parameters on their way out with ``hop_length: int | Deprecated |
+    None = Deprecated()``: one shared marker object, which the function tells apart by its
+    type. Any other call in a default keeps B008."""
+    source = (
+        "from pkg.util import Deprecated, make_window\n\n\n"
+        "def vocoder(d, hop_length=Deprecated()):\n"
+        "    return d, hop_length\n\n\n"
+        "def stft(d, window=make_window()):\n"
+        "    return d, window\n"
+    )
+    found = scan({"pkg/spectrum.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B008"] == [8]

@@ -885,6 +885,7 @@ def _finding(
         or (code == "B020" and counts_on_from_itself(text, row))
         or (code == "S108" and a_path_in_a_container(text, row, column))
         or (code == "S104" and compared_not_bound(text, row, column))
+        or (code == "B008" and _makes_a_sentinel(message))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
@@ -1043,6 +1044,24 @@ def _defined_elsewhere(text: str, row: int, message: str, python: DeclaredPython
     if python is not None and python.python2 and match.group(1) in PYTHON2_BUILTINS:
         return True
     return defines_names_at_run_time(text) or read_from_its_namespace(text, row, match.group(1))
+
+
+_B008_CALL = re.compile(r"function call `([\w.]+)`")
+# Classes whose one instance in a default is a marker the function tells apart by its
+# type or identity (librosa's ``hop_length=Deprecated()``): made once on purpose.
+_SENTINELS = frozenset(
+    {"deprecated", "missing", "unset", "notset", "sentinel", "undefined", "nodefault"}
+    | {"notgiven", "omitted", "unspecified", "nothing"}
+)
+
+
+def _makes_a_sentinel(message: str) -> bool:
+    """Whether B008's call in a default makes a marker object (see ``_SENTINELS``)."""
+    found = _B008_CALL.search(message)
+    if found is None:
+        return False
+    name = found.group(1).rsplit(".", 1)[-1]
+    return name.lstrip("_").replace("_", "").lower() in _SENTINELS
 
 
 def _credential_values(text: str, row: int, column: int, message: str) -> list[str]:
