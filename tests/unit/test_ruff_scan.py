@@ -1304,6 +1304,20 @@ def test_a_frameworks_dependency_marker_in_a_default_is_no_call_to_move() -> Non
     assert [f.line for f in found if f.pattern == "ruff:B008"] == [17]
 
 
+def test_django_ninjas_parameter_markers_in_defaults_are_no_calls_to_move() -> None:
+    """wagtail 8's API on django-ninja: ``filters: PageFilterSchema = Query(...)``, as
+    FastAPI's. A call of the project's own stays a remark."""
+    source = (
+        "from ninja import Body, Query\n\n\n"
+        "def make_cache():\n    return {}\n\n\n"
+        "def list_pages(request, filters=Query(...), payload=Body(...)):\n    return filters\n\n\n"
+        "def remember(key, cache=make_cache()):\n    return cache\n"
+    )
+    found = scan({"app/api.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B008"] == [12]
+
+
 def test_yaml_load_with_a_loader_of_the_projects_own_is_minor() -> None:
     """omegaconf 2.4's loader derives from ``BaseLoader`` in another module: worth a look,
     not "important". ``yaml.FullLoader`` stays what it is."""

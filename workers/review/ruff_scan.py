@@ -1183,6 +1183,9 @@ DEPENDENCY_MARKERS = (
     "fast_depends.Depends",
     "taskiq_dependencies.Depends",
     "taskiq.TaskiqDepends",
+    # django-ninja's, as FastAPI's (wagtail 8's ``filters: PageFilterSchema = Query(...)``)
+    *(f"ninja.{name}" for name in ("Query", "Path", "Body", "Cookie", "Header", "Form", "File")),
+    *(f"ninja.params.{name}" for name in ("Query", "Path", "Body", "Form", "File")),
 )
 _MARKERS = json.dumps(list(DEPENDENCY_MARKERS))  # a TOML array, as ruff's --config takes
 # Advice whose rewrite breaks Python 2, which ruff cannot lint for: every pyupgrade rule,
