@@ -231,6 +231,14 @@ _BETWEEN_STRINGS = re.compile(r"^[,;)\]}]|[,:;(\[{]$")
 # with its 32-character secret in the path stays a finding.
 _PLAIN_ADDRESS = re.compile(r"^https?://[\w.-]+(?::\d+)?(?:/[\w.~-]{0,15})*/?$")
 
+# A password's stored hash (Django's ``algorithm$salt$hash``, a bcrypt or argon2 string):
+# what a database keeps instead of the password, as the user fixtures of Django projects'
+# tests hold them (wagtail's ``"password": "md5$seasalt$1e9b…"``). Nobody logs in with it.
+_PASSWORD_HASH = re.compile(
+    r"^(?:(?:pbkdf2_sha256|pbkdf2_sha1|argon2|bcrypt_sha256|bcrypt|scrypt|md5|sha1|crypt)"
+    r"\$[^$\s]*\$[^\s]+|\$(?:2[abxy]?|argon2(?:id|i|d)|[156])\$[^\s]+)$"
+)
+
 _WORDY_VALUE = re.compile(
     # private-state-token, KUBEFLOW_SERVER_TOKEN, sk-ant-oat01-file (a token's prefix and a
     # word: anthropic's tests), made-up-secret\n (a newline escape: a header-injection test)
@@ -353,6 +361,7 @@ def find_secrets(text: str) -> list[SecretHit]:
                 or _WORDY_VALUE.match(value)
                 or _BETWEEN_STRINGS.match(value)
                 or _PLAIN_ADDRESS.match(value)
+                or _PASSWORD_HASH.match(value)
             ):
                 continue
             if rule.kind == "url-credentials" and _is_template_url(
