@@ -3028,3 +3028,17 @@ def test_a_sentinel_made_in_a_default_is_made_once_on_purpose() -> None:
     found = scan({"pkg/spectrum.py": ("", source)})
 
     assert [f.line for f in found if f.pattern == "ruff:B008"] == [8]
+
+
+def test_a_password_that_is_its_user_name_is_a_test_accounts() -> None:
+    """django-cms 5.1's upgrade check logs its fixture users in with
+    ``client.login(username="editor", password="editor")``: an account made for the
+    check, named what it is. A password unlike the user name keeps S106."""
+    source = (
+        "def check(client):\n"
+        '    client.login(username="editor", password="editor")\n'
+        '    client.login(username="admin", password="Zx81kLq0Pm2N")\n'
+    )
+    found = scan({"scripts/upgrade_check.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S106"] == [3]

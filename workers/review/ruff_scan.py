@@ -1079,11 +1079,18 @@ def _only_placeholders(text: str, row: int, column: int, message: str) -> bool:
     """Ruff's hardcoded-password rules on a value that is a placeholder
     (``SECRET_KEY = "secret"`` in an example app) or a token nothing signed, as the secret
     scanner reads values; or a code of a character or two: asyncssh compares a config
-    ``token`` with ``"u"``, the letter of its ``%u`` substitution."""
+    ``token`` with ``"u"``, the letter of its ``%u`` substitution; or the user name the
+    same call gives (a test account's, see ``_USER_ARGUMENTS``)."""
     values = _credential_values(text, row, column, message)
+    users = {v for name in _USER_ARGUMENTS for v in keyword_strings(text, row, name)}
     return bool(values) and all(
-        len(v) <= 2 or is_placeholder(v) or is_unsigned_jwt(v) for v in values
+        len(v) <= 2 or is_placeholder(v) or is_unsigned_jwt(v) or v in users for v in values
     )
+
+
+# A password the same call gives as the user name (django-cms' ``client.login(
+# username="editor", password="editor")``): a test account named what it is, as guest:guest.
+_USER_ARGUMENTS = ("username", "user", "login", "user_name")
 
 
 def _names_no_secret(text: str, row: int, column: int, message: str) -> bool:
