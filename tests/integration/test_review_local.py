@@ -153,3 +153,32 @@ def test_files_left_out_are_listed_with_why(repo: Path, tmp_path: Path) -> None:
     assert {"path": "app copy.py", "why": why} in found["not_reviewed"]
     assert all(f["path"] != "app copy.py" for f in found["findings"] + found["suppressed"])
     assert f"  app copy.py: {why}" in text.stdout
+
+
+def test_a_condition_copied_and_edited_half_way_is_a_comment(tmp_path: Path) -> None:
+    """volatility3 2.28's socket scan, as a PR: the destination's half of the condition
+    still tests ``src``. No ruff rule sees it; the review says it on the line."""
+    path = tmp_path / "scan"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "dev@example.com")
+    git(path, "config", "user.name", "Dev")
+    (path / "scan.py").write_text("def row(src, dst, na):\n    return src, dst\n")
+    git(path, "add", ".")
+    git(path, "commit", "-qm", "init")
+    git(path, "checkout", "-qb", "feature")
+    (path / "scan.py").write_text(
+        "def row(src, dst, na):\n"
+        '    if (src == "0.0.0.0" or isinstance(src, na)) and (\n'
+        '        dst == "0.0.0.0" or isinstance(src, na)\n'
+        "    ):\n"
+        "        return None\n"
+        "    return src, dst\n"
+    )
+    git(path, "commit", "-qam", "drop empty rows")
+
+    found = review(kaizen_env(data_dir=str(tmp_path / "data")), path)
+
+    (copied,) = [f for f in found["findings"] if f["pattern"] == "static:copied-condition"]
+    assert (copied["path"], copied["line"], copied["posted"]) == ("scan.py", 3, True)
+    assert "`src` changed to `dst`" in copied["body"]

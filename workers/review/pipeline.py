@@ -23,6 +23,7 @@ from memory.trajectories import Transition
 from memory.types import Experience, Kind, Outcome
 from workers.code_paths import is_test_path
 from workers.llm import ChatModel
+from workers.review.copied_conditions import copied_condition_findings
 from workers.review.critic import CriticExample, critic_scores
 from workers.review.diff_model import NOTHING_TO_REVIEW, DiffModel
 from workers.review.findings import IN_TEST_CODE, Finding
@@ -239,6 +240,9 @@ def collect_findings(
             except Exception as exc:
                 log.warning("ruff failed", extra={"error": str(exc)})
                 notes.append(f"Static analysis (ruff) could not run: {exc}")
+            # a condition copied from its neighbour and edited half-way, which no ruff
+            # rule sees (see workers.review.copied_conditions)
+            findings += copied_condition_findings(sources, diff)
     llm_result = None
     if chat is not None and config.llm.enabled and diff.changed_lines:
         llm_result = _llm_findings(request, chat, memory, state, notes)
