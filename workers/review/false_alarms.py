@@ -1062,12 +1062,12 @@ def _a_web_address(
 
 
 def _values_bound(
-    name: str, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
+    name: str, scopes: list[_Scope], parents: dict[ast.AST, ast.AST], *, iterated: bool = False
 ) -> list[ast.expr | None]:
     """What each binding of ``name`` in the innermost of ``scopes`` that binds it gives
     it (None: one this cannot read, a parameter, an import, an augmented assignment): an
     assignment's value, or each element of the literal a ``for`` loop iterates, directly
-    or through a name."""
+    or through a name (``iterated``: what the loop iterates, whatever it is)."""
     for scope in scopes:
         values: list[ast.expr | None] = []
         for node in own_nodes(scope):
@@ -1080,7 +1080,10 @@ def _values_bound(
                 if isinstance(holder, ast.Assign | ast.AnnAssign) and holder.value is not None:
                     values.append(holder.value)
                 elif isinstance(holder, ast.For | ast.comprehension) and holder.target is node:
-                    values.extend(_elements_iterated(holder.iter, scopes, parents))
+                    if iterated:
+                        values.append(holder.iter)
+                    else:
+                        values.extend(_elements_iterated(holder.iter, scopes, parents))
                 else:
                     values.append(None)
         if values:
@@ -1897,34 +1900,11 @@ def _from_the_command_line(
             for v in values
         )
     if isinstance(node, ast.Name):
-        sources = _bound_from(node.id, scopes, parents)
+        sources = _values_bound(node.id, scopes, parents, iterated=True)
         return bool(sources) and all(
             s is not None and _from_the_command_line(s, scopes, parents, depth - 1) for s in sources
         )
     return False
-
-
-def _bound_from(
-    name: str, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
-) -> list[ast.expr | None]:
-    """What each binding of ``name`` takes its value from: an assignment's value, or what
-    a ``for`` loop iterates (None: anything else)."""
-    for scope in scopes:
-        found: list[ast.expr | None] = []
-        for node in own_nodes(scope):
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
-                holder = parents.get(node)
-                if isinstance(holder, ast.Assign) and node in holder.targets:
-                    found.append(holder.value)
-                elif isinstance(holder, ast.For) and holder.target is node:
-                    found.append(holder.iter)
-                else:
-                    found.append(None)
-            elif isinstance(node, ast.arg) and node.arg == name:
-                found.append(None)
-        if found:
-            return found
-    return []
 
 
 def only_returns_none(source: str, row: int) -> bool:
