@@ -18,17 +18,22 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
+def a_repo(path: Path, name: str, before: str) -> Path:
+    """A repository whose ``main`` holds ``name`` with ``before``, on branch ``feature``."""
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     git(path, "config", "user.email", "dev@example.com")
     git(path, "config", "user.name", "Dev")
-    (path / "app.py").write_text("def f(x):\n    return x\n")
+    (path / name).write_text(before)
     git(path, "add", ".")
     git(path, "commit", "-qm", "init")
     git(path, "checkout", "-qb", "feature")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = a_repo(tmp_path / "project", "app.py", "def f(x):\n    return x\n")
     (path / "app.py").write_text(
         "def f(x, acc=[]):\n    acc.append(x)\n    try:\n        return x\n"
         "    except:\n        return None\n"
@@ -158,15 +163,7 @@ def test_files_left_out_are_listed_with_why(repo: Path, tmp_path: Path) -> None:
 def test_a_condition_copied_and_edited_half_way_is_a_comment(tmp_path: Path) -> None:
     """volatility3 2.28's socket scan, as a PR: the destination's half of the condition
     still tests ``src``. No ruff rule sees it; the review says it on the line."""
-    path = tmp_path / "scan"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.email", "dev@example.com")
-    git(path, "config", "user.name", "Dev")
-    (path / "scan.py").write_text("def row(src, dst, na):\n    return src, dst\n")
-    git(path, "add", ".")
-    git(path, "commit", "-qm", "init")
-    git(path, "checkout", "-qb", "feature")
+    path = a_repo(tmp_path / "scan", "scan.py", "def row(src, dst, na):\n    return src, dst\n")
     (path / "scan.py").write_text(
         "def row(src, dst, na):\n"
         '    if (src == "0.0.0.0" or isinstance(src, na)) and (\n'
