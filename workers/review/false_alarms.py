@@ -1529,20 +1529,25 @@ def strings_on(source: str, row: int) -> list[str]:
     ]
 
 
-def string_at(source: str, row: int, column: int) -> str | None:
-    """The string literal that starts at ruff's ``row``/``column``, if one does."""
+def _constant_at(
+    source: str, row: int, column: int
+) -> tuple[ast.Constant, ast.Module, dict[ast.AST, ast.AST]] | None:
+    """The literal that starts at ruff's ``row``/``column``, the parsed source and each
+    node's parent; None when there is none."""
     located = _located(source, row, column)
     if located is None:
         return None
-    tree, offset, _ = located
+    tree, offset, parents = located
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and (node.lineno, node.col_offset) == (row, offset)
-        ):
-            return node.value
+        if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) == (row, offset):
+            return node, tree, parents
     return None
+
+
+def string_at(source: str, row: int, column: int) -> str | None:
+    """The string literal that starts at ruff's ``row``/``column``, if one does."""
+    found = _constant_at(source, row, column)
+    return found[0].value if found is not None and isinstance(found[0].value, str) else None
 
 
 MANY_CASES = 3  # distinct strings a name is compared with before it is a kind, not a secret
@@ -1553,24 +1558,17 @@ def compared_with_many(source: str, row: int, column: int) -> bool:
     with a name that its function (or module) compares with ``MANY_CASES`` different
     strings or more: lizard's readers classify a lexer's ``token`` as ``'else'``,
     ``'if'``, ``'for'``; a secret is checked against one value."""
-    located = _located(source, row, column)
-    if located is None:
+    found = _constant_at(source, row, column)
+    if found is None:
         return False
-    tree, offset, parents = located
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Constant) and (node.lineno, node.col_offset) == (row, offset)):
-            continue
-        compare = parents.get(node)
-        if not isinstance(compare, ast.Compare):
-            return False
-        names = [
-            side.id for side in (compare.left, *compare.comparators) if isinstance(side, ast.Name)
-        ]
-        if len(names) != 1:
-            return False
-        scope = _innermost_scope(tree, row)
-        return len(_strings_compared_with(names[0], scope)) >= MANY_CASES
-    return False
+    node, tree, parents = found
+    compare = parents.get(node)
+    if not isinstance(compare, ast.Compare):
+        return False
+    names = [side.id for side in (compare.left, *compare.comparators) if isinstance(side, ast.Name)]
+    return len(names) == 1 and (
+        len(_strings_compared_with(names[0], _innermost_scope(tree, row))) >= MANY_CASES
+    )
 
 
 def _strings_compared_with(name: str, scope: ast.AST) -> set[str]:
@@ -1761,17 +1759,14 @@ def compared_not_bound(source: str, row: int, column: int) -> bool:
     """Whether the string at ``row``/``column`` (S104: ``"0.0.0.0"``) is compared with,
     directly or as an item of the collection compared: volatility3's socket scan drops
     rows whose ``src == "0.0.0.0"``. It reads an address; nothing binds to it."""
-    located = _located(source, row, column)
-    if located is None:
+    found = _constant_at(source, row, column)
+    if found is None:
         return False
-    tree, offset, parents = located
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) == (row, offset):
-            holder = parents.get(node)
-            if isinstance(holder, ast.Tuple | ast.List | ast.Set):
-                holder = parents.get(holder)
-            return isinstance(holder, ast.Compare)
-    return False
+    node, _, parents = found
+    holder = parents.get(node)
+    if isinstance(holder, ast.Tuple | ast.List | ast.Set):
+        holder = parents.get(holder)
+    return isinstance(holder, ast.Compare)
 
 
 # Keyword arguments whose paths are a container's (docker-py, testcontainers, podman):
@@ -1784,17 +1779,14 @@ def a_path_in_a_container(source: str, row: int, column: int) -> bool:
     """Whether the string at ``row``/``column`` (S108: a hard-coded temporary path) is
     given, alone or inside a dict or list, to a keyword argument that names a container's
     paths: the container's /tmp, not the host's shared one."""
-    located = _located(source, row, column)
-    if located is None:
+    found = _constant_at(source, row, column)
+    if found is None:
         return False
-    tree, offset, parents = located
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) == (row, offset):
-            holder = parents.get(node)
-            while isinstance(holder, ast.Dict | ast.List | ast.Tuple | ast.Set):
-                holder = parents.get(holder)
-            return isinstance(holder, ast.keyword) and holder.arg in _CONTAINER_PATHS
-    return False
+    node, _, parents = found
+    holder = parents.get(node)
+    while isinstance(holder, ast.Dict | ast.List | ast.Tuple | ast.Set):
+        holder = parents.get(holder)
+    return isinstance(holder, ast.keyword) and holder.arg in _CONTAINER_PATHS
 
 
 def counts_on_from_itself(source: str, row: int) -> bool:
