@@ -337,6 +337,7 @@ import re
 import tokenize
 import unicodedata
 from collections.abc import Iterator
+from typing import TypeVar
 
 from workers.review.secrets_scan import name_words
 from workers.review.version_guards import int_tuple
@@ -1529,19 +1530,32 @@ def strings_on(source: str, row: int) -> list[str]:
     ]
 
 
-def _constant_at(
-    source: str, row: int, column: int
-) -> tuple[ast.Constant, ast.Module, dict[ast.AST, ast.AST]] | None:
-    """The literal that starts at ruff's ``row``/``column``, the parsed source and each
-    node's parent; None when there is none."""
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def _node_at(
+    source: str, row: int, column: int, kind: type[_Node]
+) -> tuple[_Node, ast.Module, dict[ast.AST, ast.AST]] | None:
+    """The ``kind`` of node that starts at ruff's ``row``/``column``, the parsed source and
+    each node's parent; None when there is none."""
     located = _located(source, row, column)
     if located is None:
         return None
     tree, offset, parents = located
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) == (row, offset):
+        if isinstance(node, kind) and (
+            getattr(node, "lineno", None),
+            getattr(node, "col_offset", None),
+        ) == (row, offset):
             return node, tree, parents
     return None
+
+
+def _constant_at(
+    source: str, row: int, column: int
+) -> tuple[ast.Constant, ast.Module, dict[ast.AST, ast.AST]] | None:
+    """The literal that starts at ruff's ``row``/``column`` (see :func:`_node_at`)."""
+    return _node_at(source, row, column, ast.Constant)
 
 
 def string_at(source: str, row: int, column: int) -> str | None:
@@ -1920,20 +1934,17 @@ def among_lambdas(source: str, row: int, column: int) -> bool:
     """Whether the lambda at ``row``/``column`` (PLW0108: it only calls a function) is one
     of the items of a list, tuple, set or dict with other lambdas in it (zarr's tests'
     ``[lambda config: ArrayConfig.from_dict(config), lambda config: zarr.create(…), …]``)."""
-    located = _located(source, row, column)
-    if located is None:
+    found = _node_at(source, row, column, ast.Lambda)
+    if found is None:
         return False
-    tree, offset, parents = located
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda) and (node.lineno, node.col_offset) == (row, offset):
-            holder = parents.get(node)
-            items: list[ast.expr | None] = []
-            if isinstance(holder, ast.List | ast.Tuple | ast.Set):
-                items = list(holder.elts)
-            elif isinstance(holder, ast.Dict) and node in holder.values:
-                items = list(holder.values)
-            return any(isinstance(i, ast.Lambda) and i is not node for i in items)
-    return False
+    node, _, parents = found
+    holder = parents.get(node)
+    items: list[ast.expr | None] = []
+    if isinstance(holder, ast.List | ast.Tuple | ast.Set):
+        items = list(holder.elts)
+    elif isinstance(holder, ast.Dict) and node in holder.values:
+        items = list(holder.values)
+    return any(isinstance(i, ast.Lambda) and i is not node for i in items)
 
 
 def _rows_built_alike(rows: ast.expr) -> bool:
