@@ -2489,13 +2489,7 @@ def exports_by_their_names(source: str, row: int) -> bool:
         if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             continue
         value = node.value
-        imported_alls = {
-            alias.asname or alias.name
-            for n in ast.walk(tree)
-            if isinstance(n, ast.ImportFrom)
-            for alias in n.names
-            if alias.name == "__all__"
-        }
+        imported_alls = _imported_alls(tree)
         return isinstance(value, ast.List | ast.Tuple) and all(
             (isinstance(e, ast.Constant) and isinstance(e.value, str))
             or (isinstance(e, ast.Attribute) and e.attr == "__name__")
@@ -2512,13 +2506,7 @@ def copies_another_all(source: str, row: int) -> bool:
     tree = parse_source(source)
     if tree is None:
         return False
-    imported_alls = {
-        alias.asname or alias.name
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom)
-        for alias in n.names
-        if alias.name == "__all__"
-    }
+    imported_alls = _imported_alls(tree)
     return any(
         isinstance(node, ast.Assign)
         and node.lineno == row
@@ -2528,6 +2516,17 @@ def copies_another_all(source: str, row: int) -> bool:
         and _another_modules_all(node.value.value, imported_alls)
         for node in ast.walk(tree)
     )
+
+
+def _imported_alls(tree: ast.Module) -> set[str]:
+    """The names ``from module import __all__ [as name]`` binds in ``tree``."""
+    return {
+        alias.asname or alias.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom)
+        for alias in n.names
+        if alias.name == "__all__"
+    }
 
 
 def _another_modules_all(node: ast.expr, imported_alls: set[str]) -> bool:
