@@ -1009,7 +1009,7 @@ def opens_web_addresses_only(source: str, row: int) -> bool:
     ]
     if tree is None or not calls:
         return False
-    scopes = [*reversed(_functions_around(tree, row)), tree]
+    scopes = _lookup_scopes(tree, row)
     parents = _parent_map(tree)
     return all(
         bool(call.args) and _a_web_address(call.args[0], scopes, parents, 4) for call in calls
@@ -1720,7 +1720,7 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
         ):
             continue
         first, second = call.args
-        scopes = [*reversed(_functions_around(tree, row)), tree]
+        scopes = _lookup_scopes(tree, row)
         if _built_from(second, first, scopes, parents) or _built_from(
             first, second, scopes, parents
         ):
@@ -1835,7 +1835,7 @@ def runs_a_file_the_user_names(source: str, row: int) -> bool:
     tree = parse_source(source)
     if tree is None:
         return False
-    scopes = [*reversed(_functions_around(tree, row)), tree]
+    scopes = _lookup_scopes(tree, row)
     parents = _parent_map(tree)
     for call in ast.walk(tree):
         if (
@@ -2216,6 +2216,12 @@ def _functions_around(tree: ast.Module, row: int) -> list[ast.FunctionDef | ast.
         ),
         key=lambda node: node.lineno,
     )
+
+
+def _lookup_scopes(tree: ast.Module, row: int) -> list[_Scope]:
+    """The scopes Python looks a name on ``row`` up in: its functions, innermost first,
+    then the module."""
+    return [*reversed(_functions_around(tree, row)), tree]
 
 
 def _innermost_scope(tree: ast.Module, row: int) -> ast.AST:
