@@ -224,8 +224,8 @@ _NO_CREDENTIAL = frozenset(
 
 # A "value" that runs from the end of one string to the start of the next, as in minified
 # JavaScript (mlflow's built UI: ``token =",DuplicateBinding:"``): no secret starts with a
-# comma or ends with a colon.
-_BETWEEN_STRINGS = re.compile(r"^[,;)\]}]|[,:;(\[{]$")
+# comma, a semicolon or a closing bracket.
+_BETWEEN_STRINGS = re.compile(r"[,;)\]}]")
 # A web address with no part long enough to be a key (the key docker's config.json files
 # a registry's credentials under: ``"https://index.docker.io/v1/"``); a webhook's address
 # with its 32-character secret in the path stays a finding.
