@@ -2552,7 +2552,7 @@ def a_symbol_in_prose(message: str) -> bool:
     return found is not None and not found.group(1).isalnum()
 
 
-_WORD = re.compile(r"[^\W\d_]{2,}")
+_WORD = re.compile(r"[^\W\d_]{2,}")  # two letters or more, of any script
 SENTENCE_WORDS = 4
 
 
@@ -2577,16 +2577,13 @@ def _script(char: str) -> str:
     return unicodedata.name(char, "").split(" ", 1)[0]
 
 
-_NON_ASCII_WORD = re.compile(r"[^\W\d_]{2,}")
-
-
 @functools.lru_cache(maxsize=16)
 def _scripts_written_in(source: str) -> frozenset[str]:
     """The scripts of the non-ASCII words (two letters or more, all of one script) in
     ``source``: a file with Chechen numerals in it (num2words' ``lang_CE.py``) writes
     a noun-class letter alone (Cyrillic be) as the Chechen letter it is."""
     scripts: set[str] = set()
-    for word in _NON_ASCII_WORD.findall(source):
+    for word in _WORD.findall(source):
         if word.isascii():
             continue
         found = {_script(c) for c in word}
