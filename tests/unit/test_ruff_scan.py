@@ -1695,6 +1695,55 @@ def test_a_security_remark_on_code_that_only_lost_a_typing_alias_is_old() -> Non
     assert [f.line for f in found if f.pattern == "ruff:S307"] == [9]
 
 
+def test_a_security_remark_on_a_call_spread_over_lines_is_old() -> None:
+    """nltk 3.10.4 put a comment after the ``eval`` that builds its decorators' wrappers,
+    and black spread the call over three lines: the S307 stands on the same call. A
+    spread-out ``eval`` of something else is new."""
+    old = (
+        "def new_wrapper(wrapper, src):\n"
+        "    funcopy = eval(src, dict(_wrapper_=wrapper))\n"
+        "    return funcopy\n"
+    )
+    new = (
+        "def new_wrapper(wrapper, src):\n"
+        "    funcopy = eval(\n"
+        "        src, dict(_wrapper_=wrapper)\n"
+        "    )  # bare-exec ok: the signature was fenced\n"
+        "    return funcopy\n"
+    )
+    other = new.replace("src, dict(", "src + '()', dict(")
+
+    assert [
+        f.line for f in scan({"pkg/decorators.py": (old, new)}) if f.pattern == "ruff:S307"
+    ] == []
+    found = scan({"pkg/decorators.py": (old, other)})
+    assert [f.line for f in found if f.pattern == "ruff:S307"] == [2]
+
+
+def test_a_test_double_that_breaks_a_protocol_on_purpose_is_no_remark() -> None:
+    """nltk 3.10.4's tests: ``class Wrong`` inside a test, whose ``__str__`` returns 42,
+    to see ``safe_print`` fail closed. A helper class at a test module's top level, or
+    such a class in shipped code, keeps the remark."""
+    local = (
+        "def test_non_str_fails_closed():\n"
+        "    class Wrong:\n"
+        "        def __str__(self):\n"
+        "            return 42\n"
+        "\n"
+        "        def __len__(self):\n"
+        "            return 'x'\n"
+        "    return Wrong()\n"
+    )
+    helper = "class Wrong:\n    def __str__(self):\n        return 42\n"
+
+    def lines(path: str, source: str) -> list[int]:
+        return [f.line for f in scan({path: ("", source)}) if f.pattern.startswith("ruff:PLE03")]
+
+    assert lines("tests/test_print.py", local) == []
+    assert lines("tests/test_print.py", helper) == [3]
+    assert lines("pkg/show.py", local) == [4, 7]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""
@@ -1830,6 +1879,25 @@ def test_a_grammar_in_a_metaclass_namespace_draws_no_undefined_names() -> None:
         ("ruff:F821", 20),  # Base
         ("ruff:F821", 21),  # LIMIT
     ]
+
+
+def test_a_rule_registered_like_the_functions_the_file_already_has_is_no_redefinition() -> None:
+    """owlready2 0.51's SPARQL grammar: every rply production is ``def f(p)`` under
+    ``@pg.production("…")``, which keeps each one; a new production drew F811. The file's
+    own productions, left as they were, show the decorator keeps what it decorates. A
+    second Flask view of one name (two routes, one endpoint: Flask refuses it) stays."""
+    rule = '@pg.production("{0} : NAME")\ndef f(p):\n    return p\n\n\n'
+    old = "".join(rule.format(name) for name in ("a", "b", "c"))
+    grammar = old + rule.format("d")
+    views = (
+        "@app.route('/')\ndef index():\n    return 'a'\n\n\n"
+        "@app.route('/b')\ndef index():\n    return 'b'\n"
+    )
+    found = scan({"sparql/parser.py": (old, grammar), "web.py": ("", views)})
+
+    assert [(f.path, f.line) for f in found if f.pattern == "ruff:F811"] == [("web.py", 7)]
+    fresh = scan({"sparql/parser.py": ("", grammar)})
+    assert [f.line for f in fresh if f.pattern == "ruff:F811"] == [7, 12, 17]
 
 
 def test_an_undefined_name_in_a_forward_reference_is_minor() -> None:

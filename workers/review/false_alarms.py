@@ -324,6 +324,17 @@ And these are right about the code but wrong about its weight:
   ``map(f, xs)``), or rows one expression builds alike, transposed (flax's
   ``zip(*(nnx.split(b) for b in layers))``): ``strict=True`` would check it again. No
   remark.
+
+- ``PLE0303``-``PLE0309`` (``__len__``, ``__bool__``, ``__index__``, ``__str__``,
+  ``__bytes__``, ``__hash__`` returning the wrong type) in a class a test defines inside
+  itself (nltk's ``class Wrong`` whose ``__str__`` returns 42, to see ``safe_print`` fail
+  closed): a test double built to break the protocol. No remark.
+
+- ``F811`` (redefinition of an unused name) on a function decorated by a call that also
+  decorates two definitions of that name or more which the change left alone
+  (owlready2's rply grammar, where every production is ``def f(p)`` under
+  ``@pg.production("…")``): the decorator keeps each function, and the file already
+  runs so. No remark.
 """
 
 from __future__ import annotations
@@ -336,7 +347,7 @@ import io
 import re
 import tokenize
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import TypeVar
 
 from workers.review.secrets_scan import name_words
@@ -364,6 +375,7 @@ __all__ = [
     "formats_with_its_own_spec",
     "formatted_as_one",
     "harmless_redefinition",
+    "in_a_local_class",
     "in_a_meta_class",
     "in_a_string",
     "in_an_assert",
@@ -388,6 +400,7 @@ __all__ = [
     "raises_on_purpose",
     "reads_a_property",
     "reexported_by_its_package",
+    "registered_like_the_rest",
     "reraises_a_handled_exception",
     "return_code_read",
     "returns_when_there",
@@ -1202,6 +1215,47 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
     return False
 
 
+def registered_like_the_rest(source: str, row: int, message: str, added: Collection[int]) -> bool:
+    """Whether ruff's F811 ``message`` on ``row`` is a function decorated by a call that
+    also decorates two definitions or more of the same name on lines the change left
+    alone (owlready2's rply grammar: every production is ``def f(p)`` under
+    ``@pg.production("…")``). The file already relies on that decorator keeping what it
+    decorates, and runs; Flask's ``@app.route``, which refuses a second view of one name,
+    never gets that far. Tests are left out: a test run under a decorator that keeps it
+    would not be found by its name."""
+    found = _redefinition(source, message)
+    if found is None:
+        return False
+    tree, name, _first = found
+    if name.startswith("test"):
+        return False
+    definitions = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
+    ]
+    later = next(
+        (node for node in definitions if _decorated_start(node) <= row <= node.lineno), None
+    )
+    if later is None:
+        return False
+    callees = {ast.dump(d.func) for d in later.decorator_list if isinstance(d, ast.Call)}
+    kept = [
+        node
+        for node in definitions
+        if node is not later
+        and not any(r in added for r in range(_decorated_start(node), node.lineno + 1))
+        and any(
+            isinstance(d, ast.Call) and ast.dump(d.func) in callees for d in node.decorator_list
+        )
+    ]
+    return len(kept) >= 2
+
+
+def _decorated_start(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    return min((d.lineno for d in node.decorator_list), default=node.lineno)
+
+
 def _binds_locally(function: ast.AST, name: str, row: int) -> bool:
     """Whether ``function``'s own body (not a nested function's) binds ``name`` on
     ``row`` with no ``global`` for it: a local, which leaves the module's name as it was."""
@@ -1814,6 +1868,17 @@ def counts_on_from_itself(source: str, row: int) -> bool:
         and isinstance(node.iter, ast.Call)
         and called_name(node.iter.func) == "range"
         for node in ast.walk(tree)
+    )
+
+
+def in_a_local_class(source: str, row: int) -> bool:
+    """Whether ``row`` is in a class defined inside a function: in a test, a double
+    made for that test alone (nltk's ``class Wrong`` with a ``__str__`` returning 42)."""
+    tree = parse_source(source)
+    return tree is not None and any(
+        isinstance(node, ast.ClassDef) and node.lineno <= row <= (node.end_lineno or node.lineno)
+        for function in _functions_around(tree, row)
+        for node in ast.walk(function)
     )
 
 

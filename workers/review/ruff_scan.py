@@ -71,6 +71,7 @@ from workers.review.false_alarms import (
     harmless_redefinition,
     hashes_for_no_security,
     imports_the_same_again,
+    in_a_local_class,
     in_a_meta_class,
     in_a_string,
     in_an_assert,
@@ -102,6 +103,7 @@ from workers.review.false_alarms import (
     reads_a_property,
     rebinds_from_itself,
     reexported_by_its_package,
+    registered_like_the_rest,
     repeats_a_number_of_times,
     reraises_a_handled_exception,
     reraises_an_outer_exception,
@@ -126,6 +128,7 @@ from workers.review.false_alarms import (
     unpacked_beside_used_names,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding, Side
+from workers.review.flagged_code import flagged_code
 from workers.review.loop_closures import used_in_its_iteration
 from workers.review.pylint_disables import disabled_by_pylint
 from workers.review.python2_code import written_for_python2
@@ -574,11 +577,10 @@ def _remark(
         return None
     flagged = ""
     if _is_bandit(code):  # a security remark stands on the code it flags
-        lines = text.splitlines()
-        if end_row != row or not 0 < row <= len(lines):
+        code_at = flagged_code(text.splitlines(), (row, column), (end_row, end_column))
+        if code_at is None:
             return None
-        flagged = " ".join(lines[row - 1][max(column - 1, 0) : max(end_column - 1, 0)].split())
-        flagged = _TYPING_ALIAS.sub(lambda m: m.group(1).lower() + "[", flagged)
+        flagged = _TYPING_ALIAS.sub(lambda m: m.group(1).lower() + "[", code_at)
     message = str(item.get("message") or "")
     place = f"hunk {line.hunk}" if places is None else places.of(side, row, line.hunk)
     return (entry.path, place, code, message, flagged), line.text
@@ -836,6 +838,7 @@ def _finding(
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "F811" and in_a_namespace_class(text, row))
+        or (code == "F811" and registered_like_the_rest(text, row, message, added))
         or (code == "PLW1510" and return_code_read(text, row))
         or (code == "S604" and names_a_shell(text, row))
         or (code == "SIM118" and changes_what_it_iterates(text, row))
@@ -883,6 +886,7 @@ def _finding(
         # to catch (langgraph's tests check what a filter lets through)
         or (code == "B028" and in_tests)
         or (code == "B020" and counts_on_from_itself(text, row))
+        or (code in WRONG_RETURN_TYPES and in_tests and in_a_local_class(text, row))
         or (code == "S108" and a_path_in_a_container(text, row, column))
         or (code == "S104" and compared_not_bound(text, row, column))
         or (code == "B008" and _makes_a_sentinel(message))
@@ -1169,6 +1173,9 @@ def _minor_in_tests(code: str) -> bool:
 
 
 _MINOR_IN_TESTS = frozenset({"S", "DTZ", "ASYNC"})
+# a special method returning the wrong type: __len__, __bool__, __index__, __str__,
+# __bytes__, __hash__
+WRONG_RETURN_TYPES = frozenset({"PLE0303", "PLE0304", "PLE0305", "PLE0307", "PLE0308", "PLE0309"})
 # Bandit's rules that still weigh in a build script (see workers.code_paths): what it
 # reads is the project's own, so eval, pickle, a shell or a temporary path there add no
 # risk; but a credential in setup.py ships in every sdist, and a download without

@@ -1,0 +1,27 @@
+"""The code a diagnostic points at, compared without its layout."""
+
+from __future__ import annotations
+
+from workers.review.flagged_code import canonical_code, flagged_code
+
+
+def test_a_call_spread_over_lines_reads_as_the_same_call_on_one() -> None:
+    one = ["    funcopy = eval(src, dict(_wrapper_=wrapper))"]
+    spread = ["    funcopy = eval(", "        src, dict(_wrapper_=wrapper),", "    )  # fenced"]
+
+    assert flagged_code(one, (1, 15), (1, 49)) == "eval(src,dict(_wrapper_=wrapper))"
+    assert flagged_code(spread, (1, 15), (3, 6)) == "eval(src,dict(_wrapper_=wrapper))"
+
+
+def test_words_keep_the_space_between_them_and_strings_keep_theirs() -> None:
+    assert canonical_code("not  x in  y") == "not x in y"
+    assert canonical_code("eval('a  b' % x)") == "eval('a  b'%x)"
+
+
+def test_a_fragment_that_does_not_tokenize_has_its_whitespace_collapsed() -> None:
+    assert canonical_code('"""unclosed  \n  text') == '"""unclosed text'
+
+
+def test_a_place_outside_the_text_is_none() -> None:
+    assert flagged_code(["x = 1"], (2, 1), (2, 3)) is None
+    assert flagged_code(["x = 1"], (1, 1), (3, 1)) is None
