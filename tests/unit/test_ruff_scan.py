@@ -1744,6 +1744,29 @@ def test_a_test_double_that_breaks_a_protocol_on_purpose_is_no_remark() -> None:
     assert lines("pkg/show.py", local) == [4, 7]
 
 
+def test_a_capital_name_the_function_unpacks_is_no_yoda_constant() -> None:
+    """timm 1.0.31's ``O, I, J, K = conv_weight.shape`` then ``if I > base_chans:``:
+    ruff takes the capital ``I`` for a constant and the comparison for a Yoda condition.
+    A module's constant, or a capital name the function sets to a literal, keeps it."""
+    source = (
+        "LIMIT = 3\n\n\n"
+        "def adapt(weight, base_chans, n):\n"
+        "    O, I = weight.shape\n"
+        "    if I > base_chans:\n"
+        "        return O\n"
+        "    for K in weight:\n"
+        "        if K == n:\n"
+        "            return K\n"
+        "    N = 5\n"
+        "    if N == n:\n"
+        "        return n\n"
+        "    return LIMIT < n\n"
+    )
+    found = scan({"pkg/manipulate.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM300"] == [12, 14]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

@@ -335,6 +335,11 @@ And these are right about the code but wrong about its weight:
   (owlready2's rply grammar, where every production is ``def f(p)`` under
   ``@pg.production("…")``): the decorator keeps each function, and the file already
   runs so. No remark.
+
+- ``SIM300`` (Yoda condition) on a comparison that starts with a capital name its
+  function binds as a variable (timm's ``O, I, J, K = conv_weight.shape`` then ``if I >
+  base_chans``): ruff takes capitals for constants. No remark; a capital name set to a
+  literal, or the module's, is a constant and keeps it.
 """
 
 from __future__ import annotations
@@ -356,6 +361,7 @@ from workers.review.version_guards import int_tuple
 __all__ = [
     "DJANGO_EXTRA_KEYWORDS",
     "LIBRARY_RULES",
+    "a_local_variable_first",
     "a_path_in_a_container",
     "a_symbol_in_a_sentence",
     "among_lambdas",
@@ -1879,6 +1885,38 @@ def in_a_local_class(source: str, row: int) -> bool:
         isinstance(node, ast.ClassDef) and node.lineno <= row <= (node.end_lineno or node.lineno)
         for function in _functions_around(tree, row)
         for node in ast.walk(function)
+    )
+
+
+def a_local_variable_first(source: str, row: int, column: int) -> bool:
+    """Whether the comparison ruff's SIM300 puts at ``row``/``column`` starts with a
+    capital name its function binds as a variable: unpacked, looped over, taken as a
+    parameter or computed (timm's ``O, I, J, K = conv_weight.shape`` then ``if I >
+    base_chans``). Ruff takes capitals for constants; a name set to a literal is one."""
+    found = _node_at(source, row, column, ast.Compare)
+    if found is None or not isinstance(found[0].left, ast.Name):
+        return False
+    compare, tree, _parents = found
+    name = compare.left.id if isinstance(compare.left, ast.Name) else ""
+    scope = _innermost_scope(tree, row)
+    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    arguments = scope.args
+    if any(a.arg == name for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+        return True
+    nodes = own_nodes(scope)
+    set_to_literals = {
+        id(target)
+        for node in nodes
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets
+    }
+    return any(
+        isinstance(node, ast.Name)
+        and node.id == name
+        and isinstance(node.ctx, ast.Store)
+        and id(node) not in set_to_literals
+        for node in nodes
     )
 
 
