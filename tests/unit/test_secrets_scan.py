@@ -126,6 +126,10 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         '"password": "pbkdf2_sha256$600000$Zx81kLq0Pm2N$3dJq9ZpL2mVbR7tYw4NhQ8sKk1Xa4Df6Gh=",',
         'password_hash = "$2b$12$Zx81kLq0Pm2Nv7Rt5Yb3WuQ8sKk1Xa4Df6GhJq9ZpL2mVbR7tYw4N"',
         'default_headers={"X-Secret": "made-up-secret\\n"}',
+        # GitHub Copilot's language server, bundled in marimo 0.25: an endpoint's path with
+        # its version, a test's made-up token written as key=value words
+        'return t==="adfs"?"oauth2/token":"oauth2/v2.0/token"}',
+        'return{copilotToken:I7r({token:"tid=valid-copilot-token"})}',
     ],
 )
 def test_names_and_values_that_hold_no_secret(line: str) -> None:
@@ -216,6 +220,26 @@ def test_a_key_in_a_web_page_is_a_client_side_key() -> None:
         "secrets:generic-secret"
     ]
     assert redact_secrets(page).count("[REDACTED generic-secret]") == 2  # never sent on
+
+
+def test_a_line_of_minified_script_is_a_bundle_whatever_its_name() -> None:
+    """marimo 0.25 ships Copilot's language server as ``_lsp/copilot/main.js``, lines of
+    100,000 characters: a bundle, like a ``.min.js``. A script written by hand keeps the
+    generic rule, and a key of a known kind in the bundle is still a leak."""
+    key = '"apiKey":"lcbf57916rm5qnjm3607k233w8392090vls"'
+    bundled = "var a=1;" * 200 + key + ";"
+    stripe = "var a=1;" * 200 + "Stripe('" + "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dcQ3r8');"
+
+    assert scan_secrets(_diff([bundled], path="pkg/copilot/main.js")) == []
+    assert [f.pattern for f in scan_secrets(_diff([stripe], path="pkg/copilot/main.js"))] == [
+        "secrets:stripe-key"
+    ]
+    assert [f.pattern for f in scan_secrets(_diff([key], path="pkg/copilot/main.js"))] == [
+        "secrets:generic-secret"
+    ]
+    assert [f.pattern for f in scan_secrets(_diff([bundled], path="pkg/settings.json"))] == [
+        "secrets:generic-secret"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -170,6 +170,11 @@ _PLACEHOLDER_WORDS = frozenset(
 # holds openapi-sampler's ``passwordSymbols = 'qwerty!@#$%^123456'``, the alphabet of
 # its sample passwords. A key of a known kind a build inlined is reported all the same.
 _WEB_PAGE = re.compile(r"(?i)\.(?:html?|xhtml)$|\.min\.js$|\.(?:js|css|min)\.map$")
+# A script or style sheet line this long is a build's output whatever the file is called
+# (marimo ships Copilot's language server as ``main.js``, lines of 100,000 characters):
+# no one writes or reviews a line of a thousand characters by hand.
+_BUNDLED_SUFFIXES = (".js", ".mjs", ".cjs", ".css")
+_BUNDLED_LINE = 1000
 _DOC_HOST = re.compile(
     r"(?i)^(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]|host|hostname|"
     r"(?:[\w-]+\.)*example(?:\.(?:com|net|org))?|(?:[\w-]+\.)+(?:test|invalid|localhost))$"
@@ -241,8 +246,9 @@ _PASSWORD_HASH = re.compile(
 
 _WORDY_VALUE = re.compile(
     # private-state-token, KUBEFLOW_SERVER_TOKEN, sk-ant-oat01-file (a token's prefix and a
-    # word: anthropic's tests), made-up-secret\n (a newline escape: a header-injection test)
-    r"^(?:[A-Za-z]+\d{0,2}(?:[_\-. /:][A-Za-z]+\d{0,2})+(?:\\[nrt])*"
+    # word: anthropic's tests), made-up-secret\n (a newline escape: a header-injection test),
+    # oauth2/v2.0/token (a version's number), tid=valid-copilot-token (key=value words)
+    r"^(?:[A-Za-z]+\d{0,2}(?:[_\-. /:=](?:[A-Za-z]+\d{0,2}|\d{1,2}))+(?:\\[nrt])*"
     r"|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+"  # IdTokenHttpNotFound, LlamaTokenizerFast
     r"|[\w./-]+\.(?:json|ya?ml|toml|ini|cfg|txt|pem|key|crt|env|py|js|ts|html?)"  # file
     # a type written as a string: secret_keys: "Iterable[pysequoia.Tsk]" (dulwich 1.2)
@@ -391,14 +397,16 @@ def redact_secrets(text: str) -> str:
 
 def scan_secrets(diff: DiffModel) -> list[Finding]:
     """One ``secrets:<kind>`` finding per added line that holds a credential; in a web
-    page or a minified bundle, only keys of a known kind (a generic ``apiKey`` there is a
-    client-side key)."""
+    page or a minified bundle (or a bundled line of script), only keys of a known kind (a
+    generic ``apiKey`` there is a client-side key)."""
     findings: list[Finding] = []
     for entry in diff.reviewable():
         web_page = bool(_WEB_PAGE.search(entry.path))
+        script = entry.path.lower().endswith(_BUNDLED_SUFFIXES)
         for number, text in sorted(entry.added.items()):
+            public = web_page or (script and len(text) >= _BUNDLED_LINE)
             hits = [
-                h for h in find_secrets(text) if not (web_page and h.rule.kind == "generic-secret")
+                h for h in find_secrets(text) if not (public and h.rule.kind == "generic-secret")
             ]
             if not hits:
                 continue
