@@ -1767,6 +1767,40 @@ def test_a_capital_name_the_function_unpacks_is_no_yoda_constant() -> None:
     assert [f.line for f in found if f.pattern == "ruff:SIM300"] == [12, 14]
 
 
+def test_an_instance_of_an_immutable_class_the_file_defines_is_a_safe_default() -> None:
+    """sqlfluff 4.5's ``ContextVar("_worker_state", default=_WorkerState(None, True))``,
+    a NamedTuple of the same file that the worker replaces, never mutates. A frozen
+    dataclass or a ``namedtuple`` is as safe; a list, or an ordinary class, is shared."""
+    source = (
+        "import collections\n"
+        "from contextvars import ContextVar\n"
+        "from dataclasses import dataclass\n"
+        "from typing import NamedTuple\n\n\n"
+        "class State(NamedTuple):\n"
+        "    a: int\n\n\n"
+        "@dataclass(frozen=True)\n"
+        "class Frozen:\n"
+        "    a: int\n\n\n"
+        "class Plain:\n"
+        "    a = 1\n\n\n"
+        "Pair = collections.namedtuple('Pair', 'a b')\n"
+        "v1 = ContextVar('v1', default=State(1))\n"
+        "v2 = ContextVar('v2', default=Frozen(1))\n"
+        "v3 = ContextVar('v3', default=Pair(1, 2))\n"
+        "v4 = ContextVar('v4', default=[])\n"
+        "v5 = ContextVar('v5', default=Plain())\n\n\n"
+        "def f(x=State(1), z=Pair(1, 2), p=Plain()):\n"
+        "    return x, z, p\n"
+    )
+    found = scan({"pkg/runner.py": ("", source)})
+
+    assert [(f.line, f.pattern) for f in found if f.pattern in ("ruff:B039", "ruff:B008")] == [
+        (24, "ruff:B039"),
+        (25, "ruff:B039"),
+        (28, "ruff:B008"),
+    ]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

@@ -340,6 +340,11 @@ And these are right about the code but wrong about its weight:
   function binds as a variable (timm's ``O, I, J, K = conv_weight.shape`` then ``if I >
   base_chans``): ruff takes capitals for constants. No remark; a capital name set to a
   literal, or the module's, is a constant and keeps it.
+
+- ``B039`` (mutable ``ContextVar`` default) and ``B008`` (a call in a default) making an
+  instance of a class the module defines as immutable, a NamedTuple or a frozen
+  dataclass (sqlfluff's ``ContextVar("_worker_state", default=_WorkerState(None,
+  True))``, replaced with ``_replace``, never changed): no remark.
 """
 
 from __future__ import annotations
@@ -365,6 +370,7 @@ __all__ = [
     "a_path_in_a_container",
     "a_symbol_in_a_sentence",
     "among_lambdas",
+    "an_immutable_instance",
     "byte_offset",
     "called_name",
     "changes_what_it_iterates",
@@ -1874,6 +1880,48 @@ def counts_on_from_itself(source: str, row: int) -> bool:
         and isinstance(node.iter, ast.Call)
         and called_name(node.iter.func) == "range"
         for node in ast.walk(tree)
+    )
+
+
+def an_immutable_instance(source: str, row: int, column: int) -> bool:
+    """Whether the call ruff puts at ``row``/``column`` (a default: B008, B039) makes an
+    instance of a class this module defines as immutable: a NamedTuple (a class or
+    ``namedtuple(…)``) or a frozen dataclass. sqlfluff's worker state is a NamedTuple
+    each worker replaces (``state._replace(…)``); one shared instance is as safe as a
+    tuple. Ruff knows frozen dataclasses for B008 only, and NamedTuples for neither."""
+    found = _node_at(source, row, column, ast.Call)
+    if found is None:
+        return False
+    call, tree, _parents = found
+    name = called_name(call.func)
+    return name is not None and name in _immutable_classes(tree)
+
+
+def _immutable_classes(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and (
+            any(called_name(base) == "NamedTuple" for base in node.bases)
+            or any(_frozen_dataclass(d) for d in node.decorator_list)
+        ):
+            names.add(node.name)
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and called_name(node.value.func) in ("namedtuple", "NamedTuple")
+        ):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _frozen_dataclass(decorator: ast.expr) -> bool:
+    return (
+        isinstance(decorator, ast.Call)
+        and called_name(decorator.func) == "dataclass"
+        and any(
+            k.arg == "frozen" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in decorator.keywords
+        )
     )
 
 

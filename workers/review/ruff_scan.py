@@ -47,6 +47,7 @@ from workers.review.false_alarms import (
     a_symbol_in_a_sentence,
     a_symbol_in_prose,
     among_lambdas,
+    an_immutable_instance,
     an_operator_dsl,
     changes_what_it_iterates,
     closed_in_a_finally,
@@ -892,6 +893,7 @@ def _finding(
         or (code == "S108" and a_path_in_a_container(text, row, column))
         or (code == "S104" and compared_not_bound(text, row, column))
         or (code == "B008" and _makes_a_sentinel(message))
+        or (code in ("B008", "B039") and an_immutable_instance(text, row, column))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
