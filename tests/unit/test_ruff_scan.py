@@ -2795,6 +2795,52 @@ def test_a_zip_with_a_list_built_from_the_other_needs_no_strict() -> None:
     assert [f.line for f in found if f.pattern == "ruff:B905"] == [18, 23, 29]
 
 
+def test_a_zip_of_lists_filled_in_one_loop_needs_no_strict() -> None:
+    """great-tables 1.1's ``_boxhead.py``: ``lhs`` and ``rhs`` each get one ``append``
+    per value of ``to_align``, padded copies of them are zipped together and ``rhs``
+    with ``to_align``: one item per value, by construction. An append under an ``if``,
+    a loop that can ``continue``, or a list also filled elsewhere keeps B905."""
+    source = (
+        "def align(values, mark):\n"
+        "    to_align = [v for v in values if v]\n"
+        "    lhs = []\n"
+        "    rhs = []\n"
+        "    for value in to_align:\n"
+        "        pieces = value.split(mark)\n"
+        "        if len(pieces) > 1:\n"
+        "            pieces = pieces[:-1]\n"
+        "        lhs.append(pieces[0])\n"
+        "        rhs.append(mark.join(pieces[1:]))\n"
+        "    width = max(len(x) for x in lhs)\n"
+        "    lhs_pieces = [x.rjust(width) for x in lhs]\n"
+        "    rhs_pieces = [x.ljust(width) for x in rhs]\n"
+        "    aligned = [a + b for a, b in zip(lhs_pieces, rhs_pieces)]\n"
+        "    return aligned, [r for r, v in zip(rhs, to_align)]\n\n\n"
+        "def guarded(values):\n"
+        "    kept = []\n"
+        "    for value in values:\n"
+        "        if value:\n"
+        "            kept.append(value)\n"
+        "    return list(zip(kept, values))\n\n\n"
+        "def skipping(values):\n"
+        "    kept = []\n"
+        "    for value in values:\n"
+        "        if not value:\n"
+        "            continue\n"
+        "        kept.append(value)\n"
+        "    return list(zip(kept, values))\n\n\n"
+        "def twice(values, more):\n"
+        "    kept = []\n"
+        "    for value in values:\n"
+        "        kept.append(value)\n"
+        "    kept.extend(more)\n"
+        "    return list(zip(kept, values))\n"
+    )
+    found = scan({"great_tables/_boxhead.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B905"] == [23, 32, 40]
+
+
 def test_a_lambda_among_lambdas_keeps_its_list_alike() -> None:
     """zarr 3.4's tests parametrize builders: ``[lambda config: ArrayConfig.from_dict(config),
     lambda config: zarr.create_array(…, config=config), …]``. Inlining the first makes the

@@ -319,9 +319,10 @@ And these are right about the code but wrong about its weight:
 
 - ``B905`` (``zip`` without ``strict=``) of two sequences the code just checked to be as
   long as each other (gql's ``elif … and len(b1) == len(b2):``, an ``assert``, a guard
-  that raises), or one of which is built from the other, item for item (ezdxf's
+  that raises), or both built item for item from the same sequence (ezdxf's
   ``[line.base_point for line in self.pattern.lines]`` zipped with those lines, a
-  ``map(f, xs)``), or rows one expression builds alike, transposed (flax's
+  ``map(f, xs)``, great-tables' ``lhs`` and ``rhs`` each appended to once per value of
+  one loop), or rows one expression builds alike, transposed (flax's
   ``zip(*(nnx.split(b) for b in layers))``): ``strict=True`` would check it again. No
   remark.
 
@@ -1761,7 +1762,8 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
     the code just checked to be as long as each other: inside ``if len(a) == len(b):``
     (gql 4.4's tests, as part of an ``and``), or after ``assert len(a) == len(b)`` or
     ``if len(a) != len(b): raise …`` (or ``return``) earlier in an enclosing block;
-    or one of them is built from the other item for item; or ``zip(*rows)`` transposes
+    or both are built item for item from the same sequence (see
+    :func:`_one_per_item_of`); or ``zip(*rows)`` transposes
     rows one expression builds alike (flax's ``zip(*(nnx.split(b) for b in layers))``).
     ``strict=True`` would check it again."""
     located = _located(source, row, column)
@@ -1787,9 +1789,7 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
             continue
         first, second = call.args
         scopes = _lookup_scopes(tree, row)
-        if _built_from(second, first, scopes, parents) or _built_from(
-            first, second, scopes, parents
-        ):
+        if _one_per_item_of(first, scopes, parents) == _one_per_item_of(second, scopes, parents):
             return True
         pair = frozenset(ast.dump(a) for a in call.args)
         child: ast.AST = call
@@ -2106,34 +2106,151 @@ def _rows_built_alike(rows: ast.expr) -> bool:
     )
 
 
-def _built_from(
-    node: ast.expr, other: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
-) -> bool:
-    """Whether ``node`` has one item per item of ``other`` by construction: a
-    comprehension with one ``for`` over ``other`` and no ``if``, or ``map(f, other)``,
-    written there or bound once to the name ``node`` is."""
+def _one_per_item_of(
+    node: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST], depth: int = 0
+) -> str:
+    """What ``node`` has one item per item of, by construction, as far back as that can
+    be read (as ``ast.dump`` text): a comprehension with one ``for`` and no ``if`` over
+    ``xs``, ``map(f, xs)``, ``list(xs)`` and the like, or a list that one loop over ``xs``
+    fills with one ``append`` each time round (great-tables' ``lhs``/``rhs``), have one
+    per item of ``xs``; a name bound once, to what its value has. Two sequences with the
+    same answer are as long as each other."""
+    if depth > _ORIGIN_DEPTH:
+        return ast.dump(node)
     if isinstance(node, ast.Name):
         values = _values_bound(node.id, scopes, parents)
-        return (
-            len(values) == 1
-            and values[0] is not None
-            and _built_from(values[0], other, [], parents)
-        )
-    wanted = ast.dump(other)
+        if len(values) != 1 or values[0] is None:
+            return ast.dump(node)
+        value = values[0]
+        scope = next((sc for sc in scopes if _stores(sc, node.id)), None)
+        if scope is None:
+            return ast.dump(node)
+        if isinstance(value, ast.List) and not value.elts:
+            loop = _filled_once_per_iteration(node.id, value, scope, parents)
+            if loop is None:
+                return ast.dump(node)
+            return _one_per_item_of(loop.iter, scopes, parents, depth + 1)
+        if _resized(node.id, scope, parents, allowed=None):
+            return ast.dump(node)
+        return _one_per_item_of(value, scopes, parents, depth + 1)
     if isinstance(node, ast.ListComp | ast.GeneratorExp):
         (*more, generator) = node.generators
-        return (
-            not more
-            and not generator.ifs
-            and not generator.is_async
-            and ast.dump(generator.iter) == wanted
-        )
-    return (
-        isinstance(node, ast.Call)
-        and called_name(node.func) == "map"
-        and len(node.args) == 2
-        and ast.dump(node.args[1]) == wanted
+        if not more and not generator.ifs and not generator.is_async:
+            return _one_per_item_of(generator.iter, scopes, parents, depth + 1)
+    elif isinstance(node, ast.Call) and not node.keywords:
+        name = called_name(node.func)
+        if name == "map" and len(node.args) == 2:
+            return _one_per_item_of(node.args[1], scopes, parents, depth + 1)
+        if name in _ITEM_FOR_ITEM and len(node.args) == 1:
+            return _one_per_item_of(node.args[0], scopes, parents, depth + 1)
+    return ast.dump(node)
+
+
+_ORIGIN_DEPTH = 8
+# Builtins that give one item per item of their one argument.
+_ITEM_FOR_ITEM = frozenset({"list", "tuple", "sorted", "reversed", "enumerate"})
+# Methods that change a list's length, and calls that may (anything it is passed to).
+_RESIZING = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
+_READS_ONLY = frozenset(
+    {"len", "zip", "enumerate", "max", "min", "sum", "sorted", "reversed", "list", "tuple"}
+    | {"set", "any", "all", "map", "filter", "iter", "print", "str", "repr", "isinstance"}
+)
+
+
+def _stores(scope: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for n in own_nodes(scope)
     )
+
+
+def _resized(
+    name: str, scope: ast.AST, parents: dict[ast.AST, ast.AST], allowed: ast.Call | None
+) -> bool:
+    """Whether anything in ``scope`` but the call ``allowed`` may change the length of
+    the list ``name``: a resizing method, ``del name[…]``, ``name += …``, or handing it
+    to a call that is not a builtin that only reads."""
+    for n in own_nodes(scope):
+        if isinstance(n, ast.Call) and n is not allowed:
+            func = n.func
+            if (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id == name
+                and func.attr in _RESIZING
+            ):
+                return True
+            handed = [*n.args, *(k.value for k in n.keywords)]
+            if called_name(func) not in _READS_ONLY and any(
+                isinstance(a, ast.Name) and a.id == name for a in handed
+            ):
+                return True
+        elif (
+            isinstance(n, ast.Delete)
+            and any(
+                isinstance(t, ast.Subscript)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == name
+                for t in n.targets
+            )
+        ) or (
+            isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name
+        ):
+            return True
+    return False
+
+
+def _filled_once_per_iteration(
+    name: str, empty: ast.List, scope: ast.AST, parents: dict[ast.AST, ast.AST]
+) -> ast.For | None:
+    """The ``for`` loop that fills the list ``name`` (bound once, to ``empty``): its
+    only ``append``, a statement of the loop's own body, and the loop, which cannot
+    ``break`` or ``continue``, follows the binding in the same block. None otherwise."""
+    appends = [
+        n
+        for n in own_nodes(scope)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == name
+        and n.func.attr == "append"
+    ]
+    if len(appends) != 1 or _resized(name, scope, parents, allowed=appends[0]):
+        return None
+    statement = parents.get(appends[0])
+    loop = parents.get(statement) if isinstance(statement, ast.Expr) else None
+    binding = parents.get(empty)
+    block = parents.get(binding) if binding is not None else None
+    if not (
+        isinstance(loop, ast.For)
+        and statement in loop.body
+        and block is not None
+        and parents.get(loop) is block
+        and not _leaves_early(loop)
+    ):
+        return None
+    for field in ("body", "orelse", "finalbody"):
+        statements = getattr(block, field, None)
+        if isinstance(statements, list) and binding in statements and loop in statements:
+            return loop if statements.index(binding) < statements.index(loop) else None
+    return None
+
+
+def _leaves_early(loop: ast.For) -> bool:
+    """Whether ``loop``'s body can ``break`` or ``continue`` (its own, not a nested
+    loop's)."""
+    pending: list[ast.AST] = list(loop.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Break | ast.Continue):
+            return True
+        if not isinstance(
+            node, ast.For | ast.AsyncFor | ast.While | ast.FunctionDef | ast.AsyncFunctionDef
+        ):
+            pending.extend(ast.iter_child_nodes(node))
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            pending.extend(node.orelse)  # a nested loop's else belongs to this one
+    return False
 
 
 def _checks_lengths(statement: ast.stmt, pair: frozenset[str]) -> bool:
