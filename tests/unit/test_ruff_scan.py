@@ -1801,6 +1801,29 @@ def test_an_instance_of_an_immutable_class_the_file_defines_is_a_safe_default() 
     ]
 
 
+def test_a_sentence_that_reads_like_sql_in_an_error_message_is_no_query() -> None:
+    """polars 2.2's ``msg = f"delete from an Iceberg v{version} table is not supported
+    yet: table '{name}'"`` then ``raise NotImplementedError(msg)``: ruff reads "delete
+    from" as SQL. A message raised, warned or logged runs in no database; the same text
+    handed to ``execute`` keeps S608."""
+    source = (
+        "import logging\n"
+        "import warnings\n\n\n"
+        "def delete(table, name, cursor):\n"
+        "    if table.version > 2:\n"
+        "        msg = f'delete from an Iceberg v{table.version} table fails: {name}'\n"
+        "        raise NotImplementedError(msg)\n"
+        "    warnings.warn(f'delete from {name} is slow', stacklevel=2)\n"
+        "    logging.getLogger(__name__).info('delete from %s' % name)\n"
+        "    query = f'delete from {name} where id > 3'\n"
+        "    cursor.execute(query)\n"
+        "    raise ValueError(f'select * from {name} found nothing')\n"
+    )
+    found = scan({"pkg/iceberg.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S608"] == [11]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

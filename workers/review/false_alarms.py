@@ -346,6 +346,11 @@ And these are right about the code but wrong about its weight:
   instance of a class the module defines as immutable, a NamedTuple or a frozen
   dataclass (sqlfluff's ``ContextVar("_worker_state", default=_WorkerState(None,
   True))``, replaced with ``_replace``, never changed): no remark.
+
+- ``S608`` (SQL built from strings) on a text that only becomes a message: an
+  exception's, a warning's or a log call's argument, directly or through a name used
+  for nothing else (polars' ``"delete from an Iceberg v{version} table is not supported
+  yet"``, raised as ``NotImplementedError``). No remark.
 """
 
 from __future__ import annotations
@@ -404,6 +409,7 @@ __all__ = [
     "names_a_shell",
     "not_djangos_extra",
     "one_value_over_lines",
+    "only_a_message",
     "only_anchored",
     "only_returns_none",
     "own_nodes",
@@ -1880,6 +1886,62 @@ def counts_on_from_itself(source: str, row: int) -> bool:
         and isinstance(node.iter, ast.Call)
         and called_name(node.iter.func) == "range"
         for node in ast.walk(tree)
+    )
+
+
+def only_a_message(source: str, row: int, column: int) -> bool:
+    """Whether the text ruff's S608 puts at ``row``/``column`` only ever becomes a
+    message: the argument of an exception, a warning or a log call, directly or through
+    a name used for nothing else. polars 2.2: ``msg = f"delete from an Iceberg
+    v{version} table is not supported yet"`` then ``raise NotImplementedError(msg)``;
+    ruff reads "delete from" as SQL, but no database runs an error message."""
+    located = _located(source, row, column)
+    if located is None:
+        return False
+    tree, offset, parents = located
+    at = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr | ast.BinOp | ast.Call | ast.Constant)
+        and (node.lineno, node.col_offset) == (row, offset)
+    ]
+    if not at:
+        return False
+    text = max(at, key=lambda node: (node.end_lineno or 0, node.end_col_offset or 0))
+    holder = parents.get(text)
+    if _a_message_to(holder, text):
+        return True
+    if not (
+        isinstance(holder, ast.Assign)
+        and len(holder.targets) == 1
+        and isinstance(holder.targets[0], ast.Name)
+    ):
+        return False
+    name = holder.targets[0].id
+    uses = [
+        node
+        for node in own_nodes(_innermost_scope(tree, row))
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+    ]
+    return bool(uses) and all(_a_message_to(parents.get(use), use) for use in uses)
+
+
+# What a call that only shows its text is called: logging's and warnings' functions.
+_SHOWS_A_MESSAGE = frozenset(
+    {"warn", "debug", "info", "warning", "error", "exception", "critical", "log", "fail"}
+)
+
+
+def _a_message_to(call: ast.AST | None, argument: ast.expr) -> bool:
+    """Whether ``argument`` is handed to ``call`` as a message: an exception's or a
+    warning's constructor, or a logging or ``warnings.warn`` call."""
+    if not isinstance(call, ast.Call) or argument not in call.args:
+        return False
+    name = called_name(call.func) or ""
+    return (
+        name in _SHOWS_A_MESSAGE
+        or bool(_EXCEPTION_TYPE.fullmatch(name))
+        or name.endswith("Warning")
     )
 
 

@@ -95,6 +95,7 @@ from workers.review.false_alarms import (
     names_the_character,
     not_djangos_extra,
     one_value_over_lines,
+    only_a_message,
     only_anchored,
     only_returns_none,
     opens_web_addresses_only,
@@ -869,6 +870,7 @@ def _finding(
         or (code in ("UP026", "UP035") and guarded_by_import_error(text, row))
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
+        or (code == "S608" and only_a_message(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
         or (code == "B905" and lengths_checked_equal(text, row, column))
         or (code == "PLW0108" and among_lambdas(text, row, column))
