@@ -57,6 +57,19 @@ def returned(cases):
         return first
 
 
+def returned_lambda(cases):
+    for case in cases:
+        if case:
+            return lambda: case.name
+
+
+def yielded(cases):
+    for case in cases:
+        def each():
+            yield case.name
+        yield each
+
+
 def lambda_called(cases):
     for case in cases:
         get = lambda: case.name
@@ -103,18 +116,20 @@ def _row(text: str, nth: int = 0) -> int:
 
 
 @pytest.mark.parametrize(
-    ("text", "use"),
+    ("text", "use", "nth"),
     [
-        ("return case.build(n)", "called"),
-        ("return case.unit * size", "passed"),
-        ("run(fn=lambda: case.unit)", "passed"),
-        ("run(callbacks=[lambda n: case.seen.append(n)])", "passed"),
-        ("get = lambda: case.name", "called"),
-        ("results[tid] = round.ping()", "passed"),  # ping3's threads, joined in the round
+        ("return case.build(n)", "called", 0),
+        ("return case.unit * size", "passed", 0),
+        ("run(fn=lambda: case.unit)", "passed", 0),
+        ("run(callbacks=[lambda n: case.seen.append(n)])", "passed", 0),
+        ("get = lambda: case.name", "called", 0),
+        ("results[tid] = round.ping()", "passed", 0),  # ping3's threads, joined in the round
+        ("return case.name", "returned", 2),  # the return ends the loop (tslearn 0.10)
+        ("return lambda: case.name", "returned", 0),
     ],
 )
-def test_a_function_run_in_its_iteration(text: str, use: str) -> None:
-    assert used_in_its_iteration(SOURCE, _row(text)) == use
+def test_a_function_run_in_its_iteration(text: str, use: str, nth: int) -> None:
+    assert used_in_its_iteration(SOURCE, _row(text, nth)) == use
 
 
 @pytest.mark.parametrize(
@@ -124,7 +139,7 @@ def test_a_function_run_in_its_iteration(text: str, use: str) -> None:
         ("store = lambda: case.name", 0),  # returned after the loop
         ("return case.body", 0),  # a decorator may register it
         ("return case.name", 1),  # called in the loop's else and after it
-        ("return case.name", 2),  # returned
+        ("yield case.name", 0),  # yielded: the loop goes on
         ("return case.name", 3),  # another function of that name is kept
         ("return round.pong()", 0),  # a thread no join waits for (a str.join is none)
     ],

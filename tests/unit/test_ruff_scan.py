@@ -1824,6 +1824,31 @@ def test_a_sentence_that_reads_like_sql_in_an_error_message_is_no_query() -> Non
     assert [f.line for f in found if f.pattern == "ruff:S608"] == [11]
 
 
+def test_a_closure_returned_from_its_iteration_is_no_late_binding() -> None:
+    """tslearn 0.10's forecaster wraps the first method whose signature names a horizon:
+    ``def call(context, horizon): … kwargs[horizon_name] = horizon …`` then ``return
+    call`` in that iteration. The return ends the loop, so ``horizon_name`` keeps its
+    value. One kept in a list while the loop goes on keeps B023."""
+    source = (
+        "def wrap(methods, names, kept):\n"
+        "    for method in methods:\n"
+        "        name = names.get(method)\n"
+        "        if name is None:\n"
+        "            continue\n"
+        "\n"
+        "        def call(horizon):\n"
+        "            return method(**{name: horizon})\n"
+        "\n"
+        "        if kept is None:\n"
+        "            return call\n"
+        "    for method in methods:\n"
+        "        kept.append(lambda: method())\n"
+    )
+    found = scan({"pkg/forecasting.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B023"] == [13]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

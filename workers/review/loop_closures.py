@@ -13,9 +13,12 @@ flags both. Tests make them all the time: a case loop, ``with self.subTest(…)`
   the helpers run what they are handed; elsewhere the remark stays.
 - A thread's (or process's) target, when the loop body joins threads after making it,
   is run in the iteration too: the join waits for it.
+- One the loop's own function returns from the iteration that made it outlives the
+  loop, but the loop ends there: its variables keep the values of that iteration
+  (tslearn 0.10 returns ``call`` as soon as it finds the method it wraps). No remark.
 
 Anything else keeps the remark: the function decorated (a decorator may register it),
-stored, returned, yielded, put in a container, or named after the loop.
+stored, yielded (the loop goes on), put in a container, or named after the loop.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ __all__ = ["used_in_its_iteration"]
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 _Loop = ast.For | ast.AsyncFor | ast.While
-Use = Literal["called", "passed"]
+Use = Literal["called", "returned", "passed"]
 # Calls that keep what they are handed for later (containers, callback registries,
 # threads, lazy iterators): a function handed to one may run after the loop.
 _KEEPERS = frozenset(
@@ -67,8 +70,9 @@ _KEEPERS = frozenset(
 
 def used_in_its_iteration(source: str, row: int) -> Use | None:
     """How the function that B023 reported on ``row`` is used: ``"called"`` when only
-    called in its loop's body, ``"passed"`` when also handed to calls there, None when it
-    may outlive the iteration (or the place is not read)."""
+    called in its loop's body, ``"returned"`` when also returned from it (which ends the
+    loop), ``"passed"`` when also handed to calls there, None when it may outlive the
+    iteration (or the place is not read)."""
     tree = parse_source(source)
     if tree is None:
         return None
@@ -78,14 +82,10 @@ def used_in_its_iteration(source: str, row: int) -> Use | None:
     chain = _functions_around(tree, row, parents)
     if not chain:
         return None
-    worst: Use = "called"
-    for function in chain:
-        use = _use(function, parents, tree)
-        if use is None:
-            return None
-        if use == "passed":
-            worst = "passed"
-    return worst
+    uses = [_use(function, parents, tree) for function in chain]
+    if None in uses:
+        return None
+    return next((use for use in ("passed", "returned") if use in uses), "called")
 
 
 @functools.lru_cache(maxsize=16)  # ruff reports several rows of one file
@@ -122,6 +122,8 @@ def _use(function: _Function, parents: dict[int, ast.AST], tree: ast.Module) -> 
     if isinstance(function, ast.Lambda):
         if isinstance(parent, ast.Call) and function is parent.func:
             return "called"
+        if isinstance(parent, ast.Return) and _ends_its_loop(parent, parents):
+            return "returned"
         if _handed_over(function, parents):
             return "passed"
         if (
@@ -165,6 +167,9 @@ def _uses_of(name: str, made: ast.AST, parents: dict[int, ast.AST], tree: ast.Mo
             return None
         parent = parents.get(id(node))
         if isinstance(parent, ast.Call) and parent.func is node:
+            continue
+        if isinstance(parent, ast.Return) and _ends_its_loop(parent, parents):
+            use = "passed" if use == "passed" else "returned"
             continue
         if _handed_over(node, parents) or _a_thread_joined_in(node, loop, parents):
             use = "passed"
@@ -224,6 +229,17 @@ def _handed_over(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     func = parent.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
     return name not in _KEEPERS
+
+
+def _ends_its_loop(statement: ast.Return, parents: dict[int, ast.AST]) -> bool:
+    """Whether the ``return`` is the function's own that holds the loop around it (not a
+    nested function's), so that returning ends the loop."""
+    step = parents.get(id(statement))
+    while step is not None and not isinstance(step, _Function):
+        if isinstance(step, _Loop):
+            return True
+        step = parents.get(id(step))
+    return False
 
 
 def _in_loop_body(node: ast.AST, loop: _Loop, parents: dict[int, ast.AST]) -> bool:

@@ -1118,10 +1118,11 @@ def _names_no_secret(text: str, row: int, column: int, message: str) -> bool:
 
 
 def _run_in_its_iteration(text: str, row: int, in_tests: bool) -> bool:
-    """B023 on a function only called in the iteration that made it, or in test code also
-    handed to helpers that run it then (see workers.review.loop_closures)."""
+    """B023 on a function only called in the iteration that made it (or returned from
+    it, which ends the loop), or in test code also handed to helpers that run it then
+    (see workers.review.loop_closures)."""
     use = used_in_its_iteration(text, row)
-    return use == "called" or (use == "passed" and in_tests)
+    return use in ("called", "returned") or (use == "passed" and in_tests)
 
 
 def _loop_variable_kept(text: str, row: int, message: str) -> bool:
