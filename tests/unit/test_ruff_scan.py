@@ -2458,6 +2458,25 @@ def test_a_module_imported_twice_is_a_minor_remark() -> None:
     ]
 
 
+def test_a_typing_alias_imported_over_its_collections_abc_class_is_minor() -> None:
+    """flair 0.15.1's ``class_utils.py`` imports ``Iterable`` from ``collections.abc``
+    and again from ``typing``, whose ``Iterable`` is an alias of it: delete one. Another
+    module's class of the same name is still "important"."""
+    source = (
+        "from collections.abc import Iterable\n"
+        "from typing import Iterable\n"
+        "from collections.abc import Mapping\n"
+        "from mylib import Mapping\n\n"
+        "print(Iterable, Mapping)\n"
+    )
+    found = scan({"flair/class_utils.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:F811"] == [
+        (2, "low"),
+        (4, "high"),
+    ]
+
+
 def test_a_name_imported_again_from_the_module_its_package_reexports_is_minor() -> None:
     """openapi-schema-validator 0.9's tests import ``OAS32Validator`` from the package and
     again from its ``validators`` module, where the package takes it from. Another

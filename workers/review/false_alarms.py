@@ -3032,14 +3032,24 @@ def imports_the_same_again(source: str, row: int, message: str) -> bool:
 def _the_same_import(one: str, other: str) -> bool:
     """``re`` and ``re``; ``pkg.X`` and ``pkg.sub.X`` (a package's re-export), also
     relative to the same package (``..types.X`` and ``..types.params.X``, anthropic's
-    generated resources)."""
+    generated resources); ``typing.X`` and ``collections.abc.X`` (typing's alias of the
+    class, flair's ``Iterable``) or ``typing_extensions.X``."""
     if one == other:
+        return True
+    if {one.rpartition(".")[0], other.rpartition(".")[0]} <= _TYPING_HOMES and (
+        one.rpartition(".")[2] == other.rpartition(".")[2]
+    ):
         return True
     (a, _, leaf_a), (b, _, leaf_b) = one.rpartition("."), other.rpartition(".")
     level_a, level_b = len(a) - len(a.lstrip(".")), len(b) - len(b.lstrip("."))
     if leaf_a != leaf_b or level_a != level_b or not a.lstrip(".") or not b.lstrip("."):
         return False
     return b.startswith(a + ".") or a.startswith(b + ".")
+
+
+# Where typing's names live: its aliases of collections.abc's classes, and
+# typing_extensions' copies of typing's own.
+_TYPING_HOMES = frozenset({"typing", "typing_extensions", "collections.abc"})
 
 
 def _redefinition(source: str, message: str) -> tuple[ast.Module, str, int] | None:
