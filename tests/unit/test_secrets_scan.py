@@ -111,6 +111,9 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         '{"access_token": "sk-ant-oat01-file"},',
         # a tokenizer's special tokens (sentence-transformers, transformers): vocabulary
         'tokenizer = Tokenizer(unk_token="UNK_9f3a7b21c4e5d6a7")',
+        # nlpaug's and flair's tests: an out-of-vocabulary word, a corpus' document marker
+        'unknown_token = "q8Zr2kLw9PxT4vNb7YcJ"',
+        'Corpus(document_separator_token="-DOCSTART-9f3a7b21c4e5")',
         'config["mask_token"] = "MASK_TOKEN_0f9e8d7c6b5a"',
         # where a stream or a listing resumes (mcp's tests): a cursor, not a credential
         'metadata = Meta(resumption_token="evt-1f0e9d8c7b6a5f4e3")',

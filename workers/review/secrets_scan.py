@@ -218,11 +218,13 @@ def names_a_secret(name: str) -> bool:
 
 
 # Tokens that are no credentials: a tokenizer's special tokens (``unk_token="[UNK]"``,
-# ``mask_token``: entries of a vocabulary, which sentence-transformers' and transformers'
-# code sets everywhere), and cursors that say where a listing or a stream resumes
+# ``mask_token``, nlpaug's ``unknown_token``, flair's ``document_separator_token``: entries
+# of a vocabulary, which sentence-transformers' and transformers' code sets everywhere),
+# and cursors that say where a listing or a stream resumes
 # (``next_page_token``, mcp's ``resumption_token``, a ``continuation_token``).
 _NO_CREDENTIAL = frozenset(
     {"unk", "pad", "bos", "eos", "cls", "sep", "mask", "sos", "eot", "eod", "oov", "special"}
+    | {"unknown", "separator", "padding", "start", "end", "stop", "delimiter"}
     | {"page", "next", "continuation", "resumption", "cursor", "pagination", "sync"}
 )
 
