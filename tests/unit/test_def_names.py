@@ -45,8 +45,15 @@ def test_each_line_belongs_to_its_innermost_function_decorators_included() -> No
     assert names.names == {"Loop.run", "Loop.run.step", "posix", "posix.fallback"}
 
 
-def test_a_text_that_does_not_parse_has_no_functions() -> None:
-    names = def_names("def broken(:\n    pass\n")
+def test_a_text_that_cannot_be_read_has_no_functions() -> None:
+    names = def_names("def broken():\n    pass\x00\n")  # no Python reads a NUL
 
     assert names.at(1) is None
     assert names.names == frozenset()
+
+
+def test_a_line_only_a_newer_python_parses_leaves_the_functions_found() -> None:
+    """A header this Python cannot parse (``def get[T](x)``, Python 3.12) keeps its name."""
+    names = def_names("def get[T](x: T) -> T:\n    return x\n\n\ndef put(x):\n    return x\n")
+
+    assert (names.at(2), names.at(6)) == ("get", "put")

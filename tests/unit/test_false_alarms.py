@@ -66,7 +66,7 @@ def test_a_file_that_imports_django_keeps_the_remark() -> None:
 
 
 def test_what_cannot_be_read_keeps_the_remark() -> None:
-    assert not not_djangos_extra("def f(:\n    qs.extra(x)\n", 2)  # does not parse
+    assert not not_djangos_extra("def f():\n    qs.extra(x)\x00\n", 2)  # does not parse
     assert not not_djangos_extra("x = 1\ny = 2\n", 2)  # no extra() call on the row
 
 

@@ -1854,6 +1854,25 @@ def test_a_closure_returned_from_its_iteration_is_no_late_binding() -> None:
     assert [f.line for f in found if f.pattern == "ruff:B023"] == [13]
 
 
+def test_a_file_with_syntax_newer_than_kaizens_python_is_still_read() -> None:
+    """ursina 8.3's ``cmd_tool_maker.py`` reuses quotes inside an f-string (Python 3.12)
+    on one line, and compares an argument ``token`` with ``'--'`` on another: S105 on a
+    two-character value is no remark, but Kaizen's Python could not parse the file, so
+    nothing was read and the remark stood. The rest of the file is read as before."""
+    source = (
+        "def parse(args):\n"
+        "    for token in args:\n"
+        "        if token == '--':\n"
+        "            return None\n"
+        "        print(f'  {token} {'[required]' if token else '[optional]'}')\n"
+        "    return args\n"
+    )
+    pyproject = '[project]\nname = "ursina"\nrequires-python = ">=3.12"\n'
+    found = scan({"pyproject.toml": ("", pyproject), "ursina/cmd_tool_maker.py": ("", source)})
+
+    assert [f.pattern for f in found if f.pattern.startswith("ruff:")] == []
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ast
 import bisect
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from workers.review.tolerant_parse import parse_tolerantly
 
 
 @dataclass(frozen=True)
@@ -34,13 +35,11 @@ class DefNames:
 
 
 def def_names(text: str) -> DefNames:
-    """The functions of ``text``; none when it does not parse (a syntax error is matched
-    by hunk like any other line)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes in old code: not ours to say
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    """The functions of ``text`` (as far as this Python can read it, see
+    workers.review.tolerant_parse); none when it does not parse (a syntax error is
+    matched by hunk like any other line)."""
+    tree = parse_tolerantly(text)
+    if tree is None:
         return DefNames((), frozenset())
     spans = tuple(sorted(_spans(list(tree.body), "")))
     return DefNames(spans, frozenset(name for _first, _last, name in spans))

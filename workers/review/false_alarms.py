@@ -367,6 +367,7 @@ from collections.abc import Collection, Iterator
 from typing import TypeVar
 
 from workers.review.secrets_scan import name_words
+from workers.review.tolerant_parse import parse_tolerantly
 from workers.review.version_guards import int_tuple
 
 __all__ = [
@@ -2563,12 +2564,10 @@ def _innermost_scope(tree: ast.Module, row: int) -> ast.AST:
 
 @functools.lru_cache(maxsize=16)  # ruff reports several lines per file
 def parse_source(source: str) -> ast.Module | None:
-    """The module's tree, or None for text that does not parse; cached, since ruff reports
+    """The module's tree, or None for text that does not parse (lines only a newer Python
+    parses stood in for: see workers.review.tolerant_parse); cached, since ruff reports
     several lines of one file and each reader here asks."""
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    return parse_tolerantly(source)
 
 
 def byte_offset(source: str, row: int, column: int) -> int | None:
