@@ -50,3 +50,26 @@ def test_text_that_is_broken_throughout_is_not_read() -> None:
 
     assert parse_tolerantly(broken) is None
     assert parse_tolerantly("a = 1\x00\n") is None
+
+
+def test_a_newer_statement_over_several_lines_stands_in_whole() -> None:
+    """shap 0.54: ``def show_progress[T](`` with a parameter a line, and a ``type``
+    alias written over several lines (Python 3.12)."""
+    source = (
+        "type Color = (\n"
+        "    str  # a name\n"
+        "    | tuple[float, float]\n"
+        ")\n"
+        "def show_progress[T](\n"
+        "    iterable: T,\n"
+        "    total: int = 0,  # ) not this one\n"
+        ") -> T:\n"
+        "    return iterable\n"
+    )
+    tree = parse_tolerantly(source)
+
+    assert tree is not None
+    pass_, function = tree.body
+    assert isinstance(pass_, ast.Pass) and pass_.lineno == 1
+    assert isinstance(function, ast.FunctionDef) and function.name == "show_progress"
+    assert function.body[0].lineno == 9
