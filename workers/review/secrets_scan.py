@@ -250,7 +250,8 @@ _WORDY_VALUE = re.compile(
     # private-state-token, KUBEFLOW_SERVER_TOKEN, sk-ant-oat01-file (a token's prefix and a
     # word: anthropic's tests), made-up-secret\n (a newline escape: a header-injection test),
     # oauth2/v2.0/token (a version's number), tid=valid-copilot-token (key=value words)
-    r"^(?:[A-Za-z]+\d{0,2}(?:[_\-. /:=](?:[A-Za-z]+\d{0,2}|\d{1,2}))+(?:\\[nrt])*"
+    # (______LightGBM_Binary_File_Token______\n: separators around the words too)
+    r"^(?:[_.-]*[A-Za-z]+\d{0,2}(?:[_\-. /:=](?:[A-Za-z]+\d{0,2}|\d{1,2}))+[_.-]*(?:\\[nrt])*"
     r"|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+"  # IdTokenHttpNotFound, LlamaTokenizerFast
     r"|[\w./-]+\.(?:json|ya?ml|toml|ini|cfg|txt|pem|key|crt|env|py|js|ts|html?)"  # file
     # a type written as a string: secret_keys: "Iterable[pysequoia.Tsk]" (dulwich 1.2)
