@@ -1873,6 +1873,23 @@ def test_a_file_with_syntax_newer_than_kaizens_python_is_still_read() -> None:
     assert [f.pattern for f in found if f.pattern.startswith("ruff:")] == []
 
 
+def test_the_lower_bound_of_a_range_check_is_no_yoda_condition() -> None:
+    """xgboost 3.4's tests: ``((0 <= node_idx) & (node_idx < left.size)).all()``, a
+    range written in two comparisons because arrays do not chain. ``0 <= x and x < n``
+    reads the same way; a lone ``0 <= x``, or a bound beside a test of something else,
+    keeps SIM300."""
+    source = (
+        "def check(node_idx, left, n, m):\n"
+        "    assert ((0 <= node_idx) & (node_idx < left.size)).all()\n"
+        "    assert 0 <= n and n < m\n"
+        "    assert 0 <= n\n"
+        "    assert 0 <= n and m < 3\n"
+    )
+    found = scan({"xgboost/testing/predict.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM300"] == [4, 5]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

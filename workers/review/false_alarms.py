@@ -340,7 +340,9 @@ And these are right about the code but wrong about its weight:
 - ``SIM300`` (Yoda condition) on a comparison that starts with a capital name its
   function binds as a variable (timm's ``O, I, J, K = conv_weight.shape`` then ``if I >
   base_chans``): ruff takes capitals for constants. No remark; a capital name set to a
-  literal, or the module's, is a constant and keeps it.
+  literal, or the module's, is a constant and keeps it. Nor is the lower bound of a
+  range check in two comparisons (xgboost's ``(0 <= idx) & (idx < n)``, written so
+  because arrays do not chain comparisons): it reads as in ``0 <= idx < n``.
 
 - ``B039`` (mutable ``ContextVar`` default) and ``B008`` (a call in a default) making an
   instance of a class the module defines as immutable, a NamedTuple or a frozen
@@ -375,6 +377,7 @@ __all__ = [
     "LIBRARY_RULES",
     "a_local_variable_first",
     "a_path_in_a_container",
+    "a_range_bound",
     "a_symbol_in_a_sentence",
     "among_lambdas",
     "an_immutable_instance",
@@ -1998,6 +2001,38 @@ def in_a_local_class(source: str, row: int) -> bool:
         for function in _functions_around(tree, row)
         for node in ast.walk(function)
     )
+
+
+def a_range_bound(source: str, row: int, column: int) -> bool:
+    """Whether the comparison ruff's SIM300 puts at ``row``/``column`` is the lower bound
+    of a range check written in two comparisons: ``(0 <= idx) & (idx < n)`` (xgboost's
+    tests; arrays do not chain comparisons) or ``0 <= n and n < m``, the bound read as it
+    would be in ``0 <= n < m``."""
+    found = _node_at(source, row, column, ast.Compare)
+    if found is None:
+        return False
+    compare, _tree, parents = found
+    holder = parents.get(compare)
+    if isinstance(holder, ast.BinOp) and isinstance(holder.op, ast.BitAnd):
+        siblings = [holder.left, holder.right]
+    elif isinstance(holder, ast.BoolOp) and isinstance(holder.op, ast.And):
+        siblings = list(holder.values)
+    else:
+        return False
+    if len(compare.comparators) != 1 or not isinstance(compare.ops[0], _ORDERINGS):
+        return False
+    subject = ast.dump(compare.comparators[0])
+    return any(
+        isinstance(other, ast.Compare)
+        and other is not compare
+        and len(other.comparators) == 1
+        and isinstance(other.ops[0], _ORDERINGS)
+        and ast.dump(other.left) == subject
+        for other in siblings
+    )
+
+
+_ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
 def a_local_variable_first(source: str, row: int, column: int) -> bool:

@@ -44,6 +44,7 @@ from workers.review.false_alarms import (
     a_literal_value,
     a_local_variable_first,
     a_path_in_a_container,
+    a_range_bound,
     a_symbol_in_a_sentence,
     a_symbol_in_prose,
     among_lambdas,
@@ -851,7 +852,10 @@ def _finding(
         or (code == "PLR0124" and tests_for_nan(text, row, message))
         or (code == "S704" and escapes_every_value(text, row))
         or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
-        or (code == "SIM300" and a_local_variable_first(text, row, column))
+        or (
+            code == "SIM300"
+            and (a_local_variable_first(text, row, column) or a_range_bound(text, row, column))
+        )
         or (
             code in ("E711", "E712")
             and (
