@@ -1890,6 +1890,30 @@ def test_the_lower_bound_of_a_range_check_is_no_yoda_condition() -> None:
     assert [f.line for f in found if f.pattern == "ruff:SIM300"] == [4, 5]
 
 
+def test_brace_fields_for_the_projects_own_logger_are_no_logging_format_slip() -> None:
+    """scikit-build-core 1.1's ``logger`` comes from its own ``_logging`` module, which
+    formats messages with ``str.format``: ``logger.debug("Including {} {} …", ptype, p,
+    …)`` has one field per argument. A ``logging.getLogger`` logger given braces, or an
+    own logger given more arguments than fields, keeps PLE1205."""
+    source = (
+        "import logging\n\n"
+        "from .._logging import logger\n\n"
+        "log = logging.getLogger(__name__)\n\n\n"
+        "def include(ptype, p, rule):\n"
+        "    logger.debug(\n"
+        "        'Including {} {} because of {!r}.',\n"
+        "        ptype,\n"
+        "        p,\n"
+        "        rule,\n"
+        "    )\n"
+        "    log.debug('Including {} {}', ptype, p)\n"
+        "    logger.debug('Including {}', ptype, p)\n"
+    )
+    found = scan({"src/pkg/build/_file_processor.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLE1205"] == [15, 16]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

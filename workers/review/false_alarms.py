@@ -344,6 +344,12 @@ And these are right about the code but wrong about its weight:
   range check in two comparisons (xgboost's ``(0 <= idx) & (idx < n)``, written so
   because arrays do not chain comparisons): it reads as in ``0 <= idx < n``.
 
+- ``PLE1205`` (too many arguments for a logging format) on a logger the module imports
+  from elsewhere, given a message of ``{}`` fields, one per argument
+  (scikit-build-core's own ``_logging.logger`` formats with ``str.format``): ruff takes
+  every logger for the standard library's. No remark; a ``logging.getLogger`` logger
+  given braces keeps it.
+
 - ``B039`` (mutable ``ContextVar`` default) and ``B008`` (a call in a default) making an
   instance of a class the module defines as immutable, a NamedTuple or a frozen
   dataclass (sqlfluff's ``ContextVar("_worker_state", default=_WorkerState(None,
@@ -363,6 +369,7 @@ import contextlib
 import functools
 import io
 import re
+import string
 import tokenize
 import unicodedata
 from collections.abc import Collection, Iterator
@@ -394,6 +401,7 @@ __all__ = [
     "counts_on_from_itself",
     "defines_names_at_run_time",
     "escapes_every_value",
+    "formats_with_braces",
     "formats_with_its_own_spec",
     "formatted_as_one",
     "harmless_redefinition",
@@ -2001,6 +2009,50 @@ def in_a_local_class(source: str, row: int) -> bool:
         for function in _functions_around(tree, row)
         for node in ast.walk(function)
     )
+
+
+def formats_with_braces(source: str, row: int, column: int) -> bool:
+    """Whether the logging call ruff's PLE1205 (too many arguments) puts at
+    ``row``/``column`` goes to a logger the module imports from elsewhere (the project's
+    own), with a message of ``{}`` fields, one per argument, and no ``%`` conversion:
+    scikit-build-core's ``_logging.logger`` formats with ``str.format``. Ruff takes every
+    logger for the standard library's, which wants ``%s``."""
+    found = _node_at(source, row, column, ast.Call)
+    if found is None:
+        return False
+    call, tree, _parents = found
+    func = call.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    ):
+        return False
+    message = call.args[0].value
+    try:
+        fields = [
+            f for _text, f, _spec, _conv in string.Formatter().parse(message) if f is not None
+        ]
+    except ValueError:
+        return False
+    name = func.value.id
+    imported = any(
+        isinstance(node, ast.ImportFrom)
+        and (node.level > 0 or (node.module or "").split(".")[0] not in ("logging", "loguru"))
+        and any((alias.asname or alias.name) == name for alias in node.names)
+        for node in tree.body
+    )
+    return (
+        imported
+        and bool(fields)
+        and len(fields) == len(call.args) - 1
+        and not _PERCENT_CONVERSION.search(message)
+    )
+
+
+_PERCENT_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdifrxXoeEgGc]")
 
 
 def a_range_bound(source: str, row: int, column: int) -> bool:

@@ -68,6 +68,7 @@ from workers.review.false_alarms import (
     falls_back_from_get_annotations,
     fills_in_a_missing_argument,
     filters_where_python_can,
+    formats_with_braces,
     formats_with_its_own_spec,
     formatted_as_one,
     guarded_by_import_error,
@@ -875,6 +876,7 @@ def _finding(
         or (code is not None and in_the_librarys_own_package(path, code))
         or (code == "S608" and built_from_constants(text, row, column))
         or (code == "S608" and only_a_message(text, row, column))
+        or (code == "PLE1205" and formats_with_braces(text, row, column))
         or (code == "B023" and _run_in_its_iteration(text, row, in_tests))
         or (code == "B905" and lengths_checked_equal(text, row, column))
         or (code == "PLW0108" and among_lambdas(text, row, column))
