@@ -206,6 +206,19 @@ def test_a_constant_that_looks_for_private_keys_is_not_a_key() -> None:
     assert find_secrets('_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"') == []
 
 
+def test_a_key_format_named_in_prose_or_a_stub_key_is_not_a_key() -> None:
+    """snowflake-connector-python 5.2's Rust core: doc comments naming the formats it
+    reads (``-----BEGIN EC PRIVATE KEY-----`` in backticks) and a test's stand-in
+    ``"-----BEGIN PRIVATE KEY-----\\nMIIFake\\n-----END PRIVATE KEY-----\\n"``. A whole
+    key on one line is still one."""
+    assert find_secrets("/// `-----BEGIN EC PRIVATE KEY-----`, which openssl ec writes") == []
+    stub = 'let pem = "-----BEGIN PRIVATE KEY-----\\nMIIFake\\n-----END PRIVATE KEY-----\\n";'
+    assert find_secrets(stub) == []
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" * 3
+    whole = f'pem = "-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n"'
+    assert [h.rule.kind for h in find_secrets(whole)] == ["private-key"]
+
+
 def test_a_key_in_a_web_page_is_a_client_side_key() -> None:
     """w3lib 2.5 saves web pages for its benchmarks: Datadog's client token and Google's
     browser keys, served to every visitor. What a page holds is public by design; a key of
