@@ -1178,6 +1178,20 @@ def test_a_function_that_says_up_front_it_finds_nan_compares_on_purpose() -> Non
     assert [f.line for f in found if f.pattern == "ruff:PLR0124"] == [14]
 
 
+def test_none_or_not_equal_to_itself_is_the_missing_value_test() -> None:
+    """clickhouse-connect 1.13: ``0.0 if value is None or value != value else value``, a
+    value missing as ``None`` or as NaN. Compared with itself beside a test of another
+    name keeps PLR0124."""
+    source = (
+        "def fill(column, other):\n"
+        "    data = [0.0 if value is None or value != value else value for value in column]\n"
+        "    return data, [v for v in column if other is None or v != v]\n"
+    )
+    found = scan({"clickhouse_connect/driver/insert.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLR0124"] == [3]
+
+
 def test_logging_an_exception_in_a_function_handed_it_is_no_remark() -> None:
     """flask-cors 6's example: ``@app.errorhandler(500) def server_error(e: Exception)``
     logs with ``logging.exception``; Flask calls it from its ``except`` block. A function

@@ -3031,8 +3031,8 @@ _NAN_WORDS = re.compile(r"(?i)\b(?:nan|inf|infinity|infinite|finite|isnan|isinf|
 def tests_for_nan(source: str, row: int, message: str) -> bool:
     """Whether the comparison with itself on ``row`` is a NaN test (see the module's
     docstring): a word of NaN or infinity on the lines around it or in the opening of
-    its function (its docstring, its first comments), or a float check on the name in the
-    ``if`` tests around it or in the same condition."""
+    its function (its docstring, its first comments), a float check on the name in the
+    ``if`` tests around it or in the same condition, or ``name is None or name != name``."""
     compared = _SELF_COMPARED.search(message)
     lines = source.splitlines()
     if compared is None or not 0 < row <= len(lines):
@@ -3045,7 +3045,33 @@ def tests_for_nan(source: str, row: int, message: str) -> bool:
     functions = _functions_around(tree, row)
     if functions and any(_NAN_WORDS.search(line) for line in _opening(functions[-1], lines)):
         return True  # bokeh's "NaN-like floats … are treated as missing", then val != val
-    return _float_checked(tree, row, compared.group(1), ())
+    name = compared.group(1)
+    return _float_checked(tree, row, name, ()) or _missing_as_none_or_nan(tree, row, name)
+
+
+def _missing_as_none_or_nan(tree: ast.Module, row: int, name: str) -> bool:
+    """Whether ``name is None or name != name`` stands on ``row``: a value missing as
+    ``None`` or as NaN (clickhouse-connect's ``0.0 if value is None or value != value``)."""
+
+    def asks(test: ast.expr, op: type[ast.cmpop], right: ast.expr | None) -> bool:
+        return (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == name
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], op)
+            and ast.dump(test.comparators[0]) == ast.dump(right if right else test.left)
+        )
+
+    none = ast.Constant(value=None)
+    return any(
+        isinstance(node, ast.BoolOp)
+        and isinstance(node.op, ast.Or)
+        and node.lineno <= row <= (node.end_lineno or node.lineno)
+        and any(asks(v, ast.Is, none) for v in node.values)
+        and any(asks(v, ast.NotEq, None) for v in node.values)
+        for node in ast.walk(tree)
+    )
 
 
 def _opening(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[str]:
