@@ -133,6 +133,9 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         # its version, a test's made-up token written as key=value words
         'return t==="adfs"?"oauth2/token":"oauth2/v2.0/token"}',
         'return{copilotToken:I7r({token:"tid=valid-copilot-token"})}',
+        # crawl4ai's README hands the token on from the shell's environment
+        '  -e CRAWL4AI_API_TOKEN="$CRAWL4AI_API_TOKEN" \\',
+        'set "API_TOKEN=%CRAWL4AI_API_TOKEN%"',
         # lightgbm's binary file marker, underscores around its words
         'const char* Dataset::binary_file_token = "______LightGBM_Binary_File_Token______\\n";',
     ],

@@ -123,7 +123,8 @@ _PRE_SIGNED = re.compile(r"(?i)(?:[?&]AWSAccessKeyId|[?&]X-Amz-Credential)=\Z")
 _PLACEHOLDER = re.compile(
     r"(?i)(x{6,}|(?:^|[_\-.\s])x{3,}(?:$|[_\-.\s])|\*{3,}|example|sample|dummy|placeholder|"
     r"change[_-]?me|your[_-]|<[^>]+>|"
-    r"\$\{|\{\{|redacted|test[_-]?(key|token|secret)|fake|0{8,}|1234567|\.\.\.|…|\{[^}]*\})"
+    r"\$\{|\{\{|redacted|test[_-]?(key|token|secret)|fake|0{8,}|1234567|\.\.\.|…|\{[^}]*\}|"
+    r"^\$[A-Za-z_]\w*$|^%\w+%$)"  # an environment variable's value handed on: "$API_TOKEN"
 )
 
 # Connection strings in docs, docstrings and code that builds them. A security finding is
