@@ -1928,6 +1928,32 @@ def test_brace_fields_for_the_projects_own_logger_are_no_logging_format_slip() -
     assert [f.line for f in found if f.pattern == "ruff:PLE1205"] == [15, 16]
 
 
+def test_a_string_of_a_literal_type_imported_from_elsewhere_is_no_forward_reference() -> None:
+    """colour-science 0.4.7 takes ``Literal`` from its own ``colour.hints``: ruff does not
+    know it, reads ``Literal["CIE 1994", "Von Kries"]`` as two forward references and
+    finds "CIE 1994" no expression. A string annotation that does not parse keeps F722."""
+    source = (
+        "from colour.hints import Literal\n\n\n"
+        "def adapt(method: Literal['CIE 1994', 'Von Kries'] = 'CIE 1994', n: 'List[int' = 1):\n"
+        "    return method, n\n"
+    )
+    found = scan({"colour/adaptation/__init__.py": ("", source)})
+
+    assert [(f.line, f.pattern) for f in found if f.pattern == "ruff:F722"] == [(4, "ruff:F722")]
+    (remark,) = [f for f in found if f.pattern == "ruff:F722"]
+    assert "EOF" in remark.message
+
+
+def test_an_invisible_character_the_line_names_is_shown_on_purpose() -> None:
+    """ocrmypdf 17.13's font tests list characters with a comment naming each: a zero
+    width space written as itself beside ``# ZERO WIDTH SPACE``. One in a string with no
+    word of it keeps PLE2515."""
+    source = "CHARS = [\n    ('\u200b', 0),  # ZERO WIDTH SPACE\n    ('a\u200bb', 1),\n]\n"
+    found = scan({"tests/test_occulta_font.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:PLE2515"] == [3]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

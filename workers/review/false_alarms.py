@@ -344,6 +344,10 @@ And these are right about the code but wrong about its weight:
   range check in two comparisons (xgboost's ``(0 <= idx) & (idx < n)``, written so
   because arrays do not chain comparisons): it reads as in ``0 <= idx < n``.
 
+- ``F722`` (a forward annotation that does not parse) on a value of ``Literal[…]``
+  imported from a module ruff cannot follow (colour-science's ``colour.hints``): the
+  strings are values, not references. No remark.
+
 - ``PLE1205`` (too many arguments for a logging format) on a logger the module imports
   from elsewhere, given a message of ``{}`` fields, one per argument
   (scikit-build-core's own ``_logging.logger`` formats with ``str.format``): ruff takes
@@ -365,6 +369,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import codecs
 import contextlib
 import functools
 import io
@@ -405,6 +410,7 @@ __all__ = [
     "formats_with_its_own_spec",
     "formatted_as_one",
     "harmless_redefinition",
+    "in_a_literal_type",
     "in_a_local_class",
     "in_a_meta_class",
     "in_a_string",
@@ -2055,6 +2061,25 @@ def formats_with_braces(source: str, row: int, column: int) -> bool:
 _PERCENT_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdifrxXoeEgGc]")
 
 
+def in_a_literal_type(source: str, row: int, column: int) -> bool:
+    """Whether the string ruff's F722 (a forward annotation that does not parse) puts at
+    ``row``/``column`` is a value of a ``Literal[…]`` type, whatever module ``Literal``
+    comes from: colour-science imports it from its own ``colour.hints``, which ruff cannot
+    follow, and ``Literal["CIE 1994", …]`` read as references does not parse."""
+    found = _constant_at(source, row, column)
+    if found is None or not isinstance(found[0].value, str):
+        return False
+    node, _tree, parents = found
+    holder = parents.get(node)
+    if isinstance(holder, ast.Tuple):
+        holder = parents.get(holder)
+    return (
+        isinstance(holder, ast.Subscript)
+        and holder.value is not node
+        and called_name(holder.value) == "Literal"
+    )
+
+
 def a_range_bound(source: str, row: int, column: int) -> bool:
     """Whether the comparison ruff's SIM300 puts at ``row``/``column`` is the lower bound
     of a range check written in two comparisons: ``(0 <= idx) & (idx < n)`` (xgboost's
@@ -2811,6 +2836,7 @@ def _package_of(path: str) -> str | None:
     return parts[0] if len(parts) > 1 else None
 
 
+_UNESCAPED = re.compile(r'use "(\\[^"]+)" instead')
 _AMBIGUOUS = re.compile(r"contains ambiguous `(.)`", re.DOTALL)
 
 
@@ -2819,9 +2845,19 @@ def in_its_own_script(source: str, row: int, message: str) -> bool:
     names has no ASCII letter or digit beside it, and is not a letter standing alone."""
     found = _AMBIGUOUS.search(message)
     lines = _LINE_BREAK.split(source)
-    if found is None or not 0 < row <= len(lines):
+    if found is not None:
+        char = found.group(1)
+    elif (escaped := _UNESCAPED.search(message)) is not None:
+        # PLE2510-PLE2515: "Invalid unescaped character zero-width-space, use "\u200B""
+        try:
+            char = codecs.decode(escaped.group(1), "unicode_escape")
+        except UnicodeDecodeError:
+            return False
+    else:
         return False
-    char, line = found.group(1), lines[row - 1]
+    if len(char) != 1 or not 0 < row <= len(lines):
+        return False
+    line = lines[row - 1]
     places = [i for i, c in enumerate(line) if c == char]
     if not places:
         return False
@@ -2862,15 +2898,27 @@ def a_digest_cut_short(source: str, row: int) -> bool:
 
 
 def names_the_character(source: str, row: int, message: str) -> bool:
-    """Whether line ``row`` names the character ruff's RUF001-3 ``message`` is about, by
-    its Unicode name or its code point (``U+02C6``, ``0x02C6``, ``\\u02c6``): html2text's
-    table of Windows-1252 characters writes ``0x88: 0x02C6,  # MODIFIER LETTER CIRCUMFLEX
-    ACCENT`` and then the accent itself. A line about a character shows it on purpose."""
+    """Whether line ``row`` names the character ruff's RUF001-3 ``message`` (or PLE2510-5,
+    an invisible control character) is about, by its Unicode name or its code point
+    (``U+02C6``, ``0x02C6``, ``\\u02c6``): html2text's table of Windows-1252 characters
+    writes ``0x88: 0x02C6,  # MODIFIER LETTER CIRCUMFLEX ACCENT`` and then the accent
+    itself, ocrmypdf's font tests a zero width space beside ``# ZERO WIDTH SPACE``. A line
+    about a character shows it on purpose."""
     found = _AMBIGUOUS.search(message)
     lines = _LINE_BREAK.split(source)
-    if found is None or not 0 < row <= len(lines):
+    if found is not None:
+        char = found.group(1)
+    elif (escaped := _UNESCAPED.search(message)) is not None:
+        # PLE2510-PLE2515: "Invalid unescaped character zero-width-space, use "\u200B""
+        try:
+            char = codecs.decode(escaped.group(1), "unicode_escape")
+        except UnicodeDecodeError:
+            return False
+    else:
         return False
-    char, line = found.group(1), lines[row - 1]
+    if len(char) != 1 or not 0 < row <= len(lines):
+        return False
+    line = lines[row - 1]
     name = unicodedata.name(char, "")
     if name and name.casefold() in line.casefold():
         return True

@@ -75,6 +75,7 @@ from workers.review.false_alarms import (
     harmless_redefinition,
     hashes_for_no_security,
     imports_the_same_again,
+    in_a_literal_type,
     in_a_local_class,
     in_a_meta_class,
     in_a_string,
@@ -839,7 +840,8 @@ def _finding(
         or (code == "B904" and reraises_an_outer_exception(text, row))
         or (code in ("YTT203", "YTT204") and major_checked_too(text, row))
         or (code in ("B009", "B010") and said_to_dodge_a_type_checker(text, row))
-        or (code in ("RUF001", "RUF002", "RUF003") and names_the_character(text, row, message))
+        or (code in _CHARACTER_CODES and names_the_character(text, row, message))
+        or (code == "F722" and in_a_literal_type(text, row, column))
         or (code == "F401" and reexported_by_its_package(path, message))
         or (code == "F811" and harmless_redefinition(text, row, message))
         or (code == "F811" and in_a_namespace_class(text, row))
@@ -1186,6 +1188,10 @@ def _minor_in_tests(code: str) -> bool:
 
 
 _MINOR_IN_TESTS = frozenset({"S", "DTZ", "ASYNC"})
+# Rules about one character: look-alikes (RUF001-3) and invisible ones (PLE2510-5)
+_CHARACTER_CODES = frozenset(
+    {"RUF001", "RUF002", "RUF003", "PLE2510", "PLE2512", "PLE2513", "PLE2514", "PLE2515"}
+)
 # a special method returning the wrong type: __len__, __bool__, __index__, __str__,
 # __bytes__, __hash__
 WRONG_RETURN_TYPES = frozenset({"PLE0303", "PLE0304", "PLE0305", "PLE0307", "PLE0308", "PLE0309"})
