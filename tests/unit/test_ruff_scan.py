@@ -1954,6 +1954,26 @@ def test_an_invisible_character_the_line_names_is_shown_on_purpose() -> None:
     assert [f.line for f in found if f.pattern == "ruff:PLE2515"] == [3]
 
 
+def test_a_comparison_a_test_runs_for_its_own_sake_is_no_remark() -> None:
+    """pikepdf 10.18's threading tests run ``_ = d == d`` in fifty loops on many threads
+    to see ``__eq__`` survive them: the comparison is the test. Compared with itself in
+    shipped code, or in a test that uses the result, keeps PLR0124."""
+    source = (
+        "def walker(d):\n"
+        "    for _ in range(50):\n"
+        "        repr(d)\n"
+        "        _ = d == d\n"
+        "        d != d\n"
+        "    same = d == d\n"
+        "    return same\n"
+    )
+    in_tests = scan({"tests/test_threading_unowned.py": ("", source)})
+    shipped = scan({"pkg/walk.py": ("", source)})
+
+    assert [f.line for f in in_tests if f.pattern == "ruff:PLR0124"] == [6]
+    assert [f.line for f in shipped if f.pattern == "ruff:PLR0124"] == [4, 5, 6]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

@@ -439,6 +439,7 @@ __all__ = [
     "reexported_by_its_package",
     "registered_like_the_rest",
     "reraises_a_handled_exception",
+    "result_thrown_away",
     "return_code_read",
     "returns_when_there",
     "runs_a_file_the_user_names",
@@ -1718,6 +1719,27 @@ def in_an_assert(source: str, row: int) -> bool:
     tree = parse_source(source)
     return tree is not None and any(
         isinstance(node, ast.Assert) and node.lineno <= row <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+    )
+
+
+def result_thrown_away(source: str, row: int) -> bool:
+    """Whether the statement on ``row`` is an expression whose value nothing keeps: alone,
+    or bound to ``_``. In a test, an operator run for its own sake (pikepdf's threading
+    tests run ``_ = d == d`` on many threads to see ``__eq__`` survive)."""
+    tree = parse_source(source)
+    return tree is not None and any(
+        isinstance(node, ast.stmt)
+        and node.lineno == row
+        and (
+            isinstance(node, ast.Expr)
+            or (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "_"
+            )
+        )
         for node in ast.walk(tree)
     )
 

@@ -113,6 +113,7 @@ from workers.review.false_alarms import (
     repeats_a_number_of_times,
     reraises_a_handled_exception,
     reraises_an_outer_exception,
+    result_thrown_away,
     return_code_read,
     returns_when_there,
     runs_a_file_the_user_names,
@@ -854,7 +855,11 @@ def _finding(
         or (code == "PLE1300" and formats_with_its_own_spec(text, row, column, in_tests))
         or (code == "PLR0124" and tests_for_nan(text, row, message))
         or (code == "S704" and escapes_every_value(text, row))
-        or (code in OPERATOR_TESTS and in_tests and in_an_assert(text, row))
+        or (
+            code in OPERATOR_TESTS
+            and in_tests
+            and (in_an_assert(text, row) or result_thrown_away(text, row))
+        )
         or (
             code == "SIM300"
             and (a_local_variable_first(text, row, column) or a_range_bound(text, row, column))
@@ -1227,7 +1232,8 @@ _MARKERS = json.dumps(list(DEPENDENCY_MARKERS))  # a TOML array, as ruff's --con
 PYTHON3_ONLY_ADVICE = ("UP", "B904", "RUF005", "SIM105")
 # Rewrites of a comparison or a concatenation, which an ``assert`` in a test means as
 # written (see workers.review.false_alarms): bitstring 5's ``[True] + BitArray('0b1')``
-# tests ``__radd__``, and ``[True, *BitArray('0b1')]`` (RUF005) would be a list.
+# tests ``__radd__``, and ``[True, *BitArray('0b1')]`` (RUF005) would be a list. So does
+# a test that runs one and throws the result away (pikepdf's ``_ = d == d`` on threads).
 OPERATOR_TESTS = frozenset({"SIM201", "SIM202", "SIM208", "SIM300", "PLR0124", "RUF005"})
 
 
