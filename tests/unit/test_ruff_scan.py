@@ -1974,6 +1974,30 @@ def test_a_comparison_a_test_runs_for_its_own_sake_is_no_remark() -> None:
     assert [f.line for f in shipped if f.pattern == "ruff:PLR0124"] == [4, 5, 6]
 
 
+def test_a_naive_time_the_function_makes_aware_before_use_is_no_remark() -> None:
+    """mike 2.2's ``make_when``: ``when = datetime.now()``, or a parsed time, then ``if
+    not when.tzinfo: when = when.astimezone()`` before it is used. A naive time the
+    function uses as it is keeps DTZ005."""
+    source = (
+        "from datetime import datetime, timezone\n\n\n"
+        "def make_when(timestamp=None):\n"
+        "    if timestamp is None:\n"
+        "        when = datetime.now()\n"
+        "    else:\n"
+        "        when = datetime.fromisoformat(timestamp)\n"
+        "    if not when.tzinfo:\n"
+        "        when = when.astimezone()\n"
+        "    return when.timestamp()\n\n\n"
+        "def stamp():\n"
+        "    now = datetime.now()\n"
+        "    later = datetime.now()\n"
+        "    return now.replace(tzinfo=timezone.utc), later.replace(microsecond=0)\n"
+    )
+    found = scan({"mike/git_utils.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:DTZ005"] == [16]
+
+
 def test_a_check_pylint_was_told_to_skip_on_the_line_is_no_remark() -> None:
     """astroid 4.4: ``# pylint: disable-next=consider-using-with`` above an ``open`` that
     a test keeps open on purpose; ruff's SIM115 is the same check."""

@@ -344,6 +344,10 @@ And these are right about the code but wrong about its weight:
   range check in two comparisons (xgboost's ``(0 <= idx) & (idx < n)``, written so
   because arrays do not chain comparisons): it reads as in ``0 <= idx < n``.
 
+- ``DTZ001``/``DTZ005``/``DTZ006`` (a naive ``datetime``) bound to a name that the
+  function then makes aware (mike's ``when = datetime.now()`` … ``when =
+  when.astimezone()``, or a ``.replace(tzinfo=…)`` returned). No remark.
+
 - ``F722`` (a forward annotation that does not parse) on a value of ``Literal[…]``
   imported from a module ruff cannot follow (colour-science's ``colour.hints``): the
   strings are values, not references. No remark.
@@ -423,6 +427,7 @@ __all__ = [
     "lengths_checked_equal",
     "loads_with_its_own_loader",
     "loop_variable_read_after",
+    "made_aware_later",
     "mutated_nowhere_in_the_file",
     "names_a_shell",
     "not_djangos_extra",
@@ -1721,6 +1726,47 @@ def in_an_assert(source: str, row: int) -> bool:
         isinstance(node, ast.Assert) and node.lineno <= row <= (node.end_lineno or node.lineno)
         for node in ast.walk(tree)
     )
+
+
+def made_aware_later(source: str, row: int, column: int) -> bool:
+    """Whether the naive ``datetime`` call ruff's DTZ rule puts at ``row``/``column`` is
+    bound to a name that its function then makes aware: ``name.astimezone()`` or
+    ``name.replace(tzinfo=…)`` bound to that name again, or returned (mike's ``when =
+    datetime.now()`` … ``if not when.tzinfo: when = when.astimezone()``)."""
+    found = _node_at(source, row, column, ast.Call)
+    if found is None:
+        return False
+    call, tree, parents = found
+    holder = parents.get(call)
+    if not (
+        isinstance(holder, ast.Assign)
+        and len(holder.targets) == 1
+        and isinstance(holder.targets[0], ast.Name)
+    ):
+        return False
+    name = holder.targets[0].id
+    scope = _innermost_scope(tree, row)
+    for node in own_nodes(scope):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+            and (
+                node.func.attr == "astimezone"
+                or (node.func.attr == "replace" and any(k.arg == "tzinfo" for k in node.keywords))
+            )
+        ):
+            continue
+        user = parents.get(node)
+        while user is not None and not isinstance(user, ast.stmt):
+            user = parents.get(user)
+        if isinstance(user, ast.Return) or (
+            isinstance(user, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in user.targets)
+        ):
+            return True
+    return False
 
 
 def result_thrown_away(source: str, row: int) -> bool:

@@ -92,6 +92,7 @@ from workers.review.false_alarms import (
     loads_with_its_own_loader,
     logs_a_handled_exception,
     loop_variable_read_after,
+    made_aware_later,
     major_checked_too,
     mutated_nowhere_in_the_file,
     names_a_shell,
@@ -831,6 +832,7 @@ def _finding(
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "RUF012" and said_to_be_shared(text, row))
         or (code is not None and code.startswith("DTZ") and said_to_be_naive(text, row))
+        or (code in ("DTZ001", "DTZ005", "DTZ006") and made_aware_later(text, row, column))
         or (code == "F401" and in_type_comments(text, message))
         or (code in ("RUF001", "RUF002", "RUF003") and in_its_own_script(text, row, message))
         or (code in ("RUF002", "RUF003") and a_symbol_in_prose(message))
