@@ -2031,6 +2031,26 @@ def test_an_attribute_read_for_its_getter_is_no_remark_in_tests_or_with_a_commen
     assert [f.line for f in shipped if f.pattern == "ruff:B015"] == [4]  # a comparison
 
 
+def test_an_attribute_read_a_comment_above_explains_is_no_remark() -> None:
+    """django-q2 1.11's ``qcluster``: ``# Ensure that the cluster starts only if the
+    SECRET_KEY is set`` then ``settings.SECRET_KEY``, which raises when it is missing. A
+    read after a line of code, or after a blank line, keeps B018."""
+    source = (
+        "def handle(settings, options):\n"
+        "    # Ensure the cluster starts only if the SECRET_KEY is set\n"
+        "    settings.SECRET_KEY\n"
+        "    name = options.get('cluster_name')\n"
+        "    settings.CACHES\n"
+        "    # a comment, then a blank line\n"
+        "\n"
+        "    settings.DEBUG\n"
+        "    return name\n"
+    )
+    found = scan({"django_q/management/commands/qcluster.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B018"] == [5, 8]
+
+
 def test_a_class_attribute_a_comment_calls_shared_is_no_remark() -> None:
     """fsspec's MemoryFileSystem: ``pseudo_dirs = [""]  # shared by default`` is one
     filesystem for every instance, as documented; an attribute without a word keeps it."""

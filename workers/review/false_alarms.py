@@ -550,7 +550,9 @@ def raises_on_purpose(source: str, row: int) -> bool:
 
 def reads_a_property(source: str, row: int, in_tests: bool) -> bool:
     """Whether ``row`` holds an attribute read standing alone as a statement, in test code
-    or with a comment after it on its line (``channel.pool  # force pool creation``); or
+    or with a comment after it on its line (``channel.pool  # force pool creation``) or on
+    the line just above it (django-q2's "Ensure that the cluster starts only if the
+    SECRET_KEY is set" over ``settings.SECRET_KEY``); or
     a bare name with such a comment (pottery's tests: ``basket  # Workaround for
     Pyflakes.``, the name used so a linter stops calling it unused)."""
     tree = parse_source(source)
@@ -566,7 +568,9 @@ def reads_a_property(source: str, row: int, in_tests: bool) -> bool:
         ):
             after = lines[row - 1].encode("utf-8")[node.end_col_offset or 0 :]
             commented = after.decode("utf-8", "replace").lstrip().startswith("#")
-            return commented or (in_tests and isinstance(node.value, ast.Attribute))
+            above = row > 1 and lines[row - 2].lstrip().startswith("#")
+            attribute = isinstance(node.value, ast.Attribute)
+            return commented or (attribute and (in_tests or above))
     return False
 
 
