@@ -2622,6 +2622,28 @@ def test_a_module_imported_twice_is_a_minor_remark() -> None:
     ]
 
 
+def test_overloads_through_a_projects_own_typing_module_are_no_redefinitions() -> None:
+    """awkward 2.14 imports ``overload`` from its own ``awkward._typing``: ruff does not
+    see ``typing.overload`` in it, and each ``@overload`` signature followed by the
+    implementation was a redefinition. A plain function defined twice keeps F811."""
+    source = (
+        "from awkward._typing import overload\n\n\n"
+        "@overload\n"
+        "def experimental(func: int) -> int: ...\n\n\n"
+        "@overload\n"
+        "def experimental(func: None = None) -> str: ...\n\n\n"
+        "def experimental(func=None):\n"
+        "    return func\n\n\n"
+        "def twice():\n"
+        "    return 1\n\n\n"
+        "def twice():\n"
+        "    return 2\n"
+    )
+    found = scan({"src/awkward/_experimental.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:F811"] == [20]
+
+
 def test_a_typing_alias_imported_over_its_collections_abc_class_is_minor() -> None:
     """flair 0.15.1's ``class_utils.py`` imports ``Iterable`` from ``collections.abc``
     and again from ``typing``, whose ``Iterable`` is an alias of it: delete one. Another

@@ -1215,12 +1215,15 @@ def harmless_redefinition(source: str, row: int, message: str) -> bool:
     named like the unused import (a pytest fixture taken in; PyX 0.18's ``otffile =
     OTFfile(data)`` beside ``from . import otffile``), the name was first bound by
     ``importorskip``, a
-    function imports again what the module imported under that name, or the function is
-    a Gherkin step its decorator registers by its text."""
+    function imports again what the module imported under that name, the function is
+    a Gherkin step its decorator registers by its text, or the first definition is an
+    ``@overload`` signature (``overload`` from a project's own typing module)."""
     found = _redefinition(source, message)
     if found is None:
         return False
     tree, name, first = found
+    if _an_overload_at(tree, name, first):
+        return True  # a signature, through a project's own typing module (awkward's)
     imported = _imports_binding(tree, name)
     if imported.get(first) is not None and imported.get(first) == _imported_in_a_function(
         tree, row, name
@@ -1301,6 +1304,19 @@ def registered_like_the_rest(source: str, row: int, message: str, added: Collect
 
 def _decorated_start(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     return min((d.lineno for d in node.decorator_list), default=node.lineno)
+
+
+def _an_overload_at(tree: ast.Module, name: str, first: int) -> bool:
+    """Whether the definition of ``name`` on line ``first`` is decorated ``@overload``,
+    whatever module the name comes from: awkward imports it from ``awkward._typing``,
+    which ruff cannot follow to ``typing.overload``."""
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name == name
+        and first in (node.lineno, *(d.lineno for d in node.decorator_list))
+        and any(called_name(d) == "overload" for d in node.decorator_list)
+        for node in ast.walk(tree)
+    )
 
 
 def _binds_locally(function: ast.AST, name: str, row: int) -> bool:
