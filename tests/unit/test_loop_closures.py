@@ -57,6 +57,14 @@ def returned(cases):
         return first
 
 
+def compiled(cases):
+    for case in cases:
+        @jit
+        def kernel(arr):
+            return arr.sort(kind=case.kind)
+        kernel(case.arr)
+
+
 def returned_lambda(cases):
     for case in cases:
         if case:
@@ -126,6 +134,7 @@ def _row(text: str, nth: int = 0) -> int:
         ("results[tid] = round.ping()", "passed", 0),  # ping3's threads, joined in the round
         ("return case.name", "returned", 2),  # the return ends the loop (tslearn 0.10)
         ("return lambda: case.name", "returned", 0),
+        ("return arr.sort(kind=case.kind)", "passed", 0),  # numba's @jit kernels
     ],
 )
 def test_a_function_run_in_its_iteration(text: str, use: str, nth: int) -> None:

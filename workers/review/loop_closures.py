@@ -13,12 +13,16 @@ flags both. Tests make them all the time: a case loop, ``with self.subTest(…)`
   the helpers run what they are handed; elsewhere the remark stays.
 - A thread's (or process's) target, when the loop body joins threads after making it,
   is run in the iteration too: the join waits for it.
+- A decorated one that the loop calls by its name (numba's tests compile a ``@jit``
+  kernel per case and run it there) is handed to its decorator: run in the iteration
+  in test code, unless the decorator keeps it; elsewhere the remark stays.
 - One the loop's own function returns from the iteration that made it outlives the
   loop, but the loop ends there: its variables keep the values of that iteration
   (tslearn 0.10 returns ``call`` as soon as it finds the method it wraps). No remark.
 
-Anything else keeps the remark: the function decorated (a decorator may register it),
-stored, yielded (the loop goes on), put in a container, or named after the loop.
+Anything else keeps the remark: the function decorated and not called in the loop (a
+decorator may register it), stored, yielded (the loop goes on), put in a container, or
+named after the loop.
 """
 
 from __future__ import annotations
@@ -134,8 +138,28 @@ def _use(function: _Function, parents: dict[int, ast.AST], tree: ast.Module) -> 
             return _uses_of(parent.targets[0].id, parent, parents, tree)
         return None
     if function.decorator_list:
-        return None
+        # the decorator is handed the function (numba's tests compile a ``@jit`` kernel
+        # per case and call it there); one that keeps it and is never called in the
+        # loop (``@app.route``) may run it after the loop
+        use = _uses_of(function.name, function, parents, tree)
+        return "passed" if use is not None and _called_by_name(function, parents) else None
     return _uses_of(function.name, function, parents, tree)
+
+
+def _called_by_name(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, parents: dict[int, ast.AST]
+) -> bool:
+    """Whether the loop that makes ``function`` calls it by its name."""
+    loop = parents.get(id(function))
+    while loop is not None and not isinstance(loop, _Loop):
+        loop = parents.get(id(loop))
+    return loop is not None and any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == function.name
+        for statement in loop.body
+        for node in ast.walk(statement)
+    )
 
 
 def _uses_of(name: str, made: ast.AST, parents: dict[int, ast.AST], tree: ast.Module) -> Use | None:
