@@ -2928,22 +2928,29 @@ _UNESCAPED = re.compile(r'use "(\\[^"]+)" instead')
 _AMBIGUOUS = re.compile(r"contains ambiguous `(.)`", re.DOTALL)
 
 
+def _character_of(message: str) -> str | None:
+    """The one character ruff's message is about: RUF001-3's "ambiguous `…`", or the
+    escape PLE2510-5 asks for (``Invalid unescaped character zero-width-space, use
+    "\\u200B" instead``)."""
+    found = _AMBIGUOUS.search(message)
+    if found is not None:
+        return found.group(1)
+    escaped = _UNESCAPED.search(message)
+    if escaped is None:
+        return None
+    try:
+        char = codecs.decode(escaped.group(1), "unicode_escape")
+    except UnicodeDecodeError:
+        return None
+    return char if len(char) == 1 else None
+
+
 def in_its_own_script(source: str, row: int, message: str) -> bool:
     """Whether every place on line ``row`` of the character ruff's RUF001-3 ``message``
     names has no ASCII letter or digit beside it, and is not a letter standing alone."""
-    found = _AMBIGUOUS.search(message)
+    char = _character_of(message)
     lines = _LINE_BREAK.split(source)
-    if found is not None:
-        char = found.group(1)
-    elif (escaped := _UNESCAPED.search(message)) is not None:
-        # PLE2510-PLE2515: "Invalid unescaped character zero-width-space, use "\u200B""
-        try:
-            char = codecs.decode(escaped.group(1), "unicode_escape")
-        except UnicodeDecodeError:
-            return False
-    else:
-        return False
-    if len(char) != 1 or not 0 < row <= len(lines):
+    if char is None or not 0 < row <= len(lines):
         return False
     line = lines[row - 1]
     places = [i for i, c in enumerate(line) if c == char]
@@ -2992,19 +2999,9 @@ def names_the_character(source: str, row: int, message: str) -> bool:
     writes ``0x88: 0x02C6,  # MODIFIER LETTER CIRCUMFLEX ACCENT`` and then the accent
     itself, ocrmypdf's font tests a zero width space beside ``# ZERO WIDTH SPACE``. A line
     about a character shows it on purpose."""
-    found = _AMBIGUOUS.search(message)
+    char = _character_of(message)
     lines = _LINE_BREAK.split(source)
-    if found is not None:
-        char = found.group(1)
-    elif (escaped := _UNESCAPED.search(message)) is not None:
-        # PLE2510-PLE2515: "Invalid unescaped character zero-width-space, use "\u200B""
-        try:
-            char = codecs.decode(escaped.group(1), "unicode_escape")
-        except UnicodeDecodeError:
-            return False
-    else:
-        return False
-    if len(char) != 1 or not 0 < row <= len(lines):
+    if char is None or not 0 < row <= len(lines):
         return False
     line = lines[row - 1]
     name = unicodedata.name(char, "")
