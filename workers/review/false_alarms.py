@@ -1748,6 +1748,17 @@ def in_an_assert(source: str, row: int) -> bool:
     )
 
 
+def _the_name_bound(statement: ast.AST | None) -> str | None:
+    """The one name an assignment ``name = …`` binds; None for anything else."""
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    ):
+        return statement.targets[0].id
+    return None
+
+
 def made_aware_later(source: str, row: int, column: int) -> bool:
     """Whether the naive ``datetime`` call ruff's DTZ rule puts at ``row``/``column`` is
     bound to a name that its function then makes aware: ``name.astimezone()`` or
@@ -1757,14 +1768,9 @@ def made_aware_later(source: str, row: int, column: int) -> bool:
     if found is None:
         return False
     call, tree, parents = found
-    holder = parents.get(call)
-    if not (
-        isinstance(holder, ast.Assign)
-        and len(holder.targets) == 1
-        and isinstance(holder.targets[0], ast.Name)
-    ):
+    name = _the_name_bound(parents.get(call))
+    if name is None:
         return False
-    name = holder.targets[0].id
     scope = _innermost_scope(tree, row)
     for node in own_nodes(scope):
         if not (
@@ -2018,13 +2024,9 @@ def only_a_message(source: str, row: int, column: int) -> bool:
     holder = parents.get(text)
     if _a_message_to(holder, text):
         return True
-    if not (
-        isinstance(holder, ast.Assign)
-        and len(holder.targets) == 1
-        and isinstance(holder.targets[0], ast.Name)
-    ):
+    name = _the_name_bound(holder)
+    if name is None:
         return False
-    name = holder.targets[0].id
     uses = [
         node
         for node in own_nodes(_innermost_scope(tree, row))
