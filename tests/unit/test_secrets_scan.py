@@ -133,6 +133,8 @@ def test_connection_string_templates_are_not_secrets(line: str) -> None:
         # its version, a test's made-up token written as key=value words
         'return t==="adfs"?"oauth2/token":"oauth2/v2.0/token"}',
         'return{copilotToken:I7r({token:"tid=valid-copilot-token"})}',
+        # fsspec's GitHub paths name the organisation and the repository before the "@"
+        '"github": "github://fsspec:universal_pathlib@main/{}",',
         # crawl4ai's README hands the token on from the shell's environment
         '  -e CRAWL4AI_API_TOKEN="$CRAWL4AI_API_TOKEN" \\',
         'set "API_TOKEN=%CRAWL4AI_API_TOKEN%"',

@@ -116,6 +116,9 @@ RULES: tuple[SecretRule, ...] = (
 # -----END PRIVATE KEY-----``): a stand-in. The smallest real key (an Ed25519 one in
 # PKCS #8) is 64 characters of base64 with its header.
 _STUB_KEY = re.compile(r"(?:\\[nr]|\s)*[A-Za-z0-9+/=]{0,63}(?:\\[nr]|\s)*-----END ")
+# Schemes whose addresses put other things where a URL's user and password go: fsspec's
+# ``github://org:repo@ref/path`` (universal-pathlib's tests).
+_NO_CREDENTIALS_SCHEMES = ("github://",)
 # The query parameter a pre-signed S3 URL names its key id with (SigV2, SigV4), just
 # before the id: requests-toolbelt 1.0 recorded one in a VCR cassette.
 _PRE_SIGNED = re.compile(r"(?i)(?:[?&]AWSAccessKeyId|[?&]X-Amz-Credential)=\Z")
@@ -382,8 +385,9 @@ def find_secrets(text: str) -> list[SecretHit]:
                 or _PASSWORD_HASH.match(value)
             ):
                 continue
-            if rule.kind == "url-credentials" and _is_template_url(
-                match.group(1), value, match.group(3)
+            if rule.kind == "url-credentials" and (
+                _is_template_url(match.group(1), value, match.group(3))
+                or match.group(0).lower().startswith(_NO_CREDENTIALS_SCHEMES)
             ):
                 continue
             if any(h.start < end and start < h.end for h in hits):
