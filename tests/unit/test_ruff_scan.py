@@ -2174,6 +2174,31 @@ def test_a_rule_registered_like_the_functions_the_file_already_has_is_no_redefin
     assert [f.line for f in fresh if f.pattern == "ruff:F811"] == [7, 12, 17]
 
 
+def test_an_undefined_name_in_a_lazy_annotation_is_minor() -> None:
+    """soda-core 4.28: ``from __future__ import annotations``, then ``measurement_values:
+    MeasurementValues`` in a signature, the class imported only inside a function. No
+    annotation is evaluated at run time there; a type checker still wants the import.
+    The same name used as code stays "important", and so does one in an annotation of a
+    module without the future import."""
+    source = (
+        "from __future__ import annotations\n\n\n"
+        "def add(check, values: MeasurementValues) -> list[AggregationQuery]:\n"
+        "    return Missing(values)\n"
+    )
+    found = scan({"src/soda_core/check_collections/base.py": ("", source)})
+
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:F821"] == [
+        (4, "low"),
+        (5, "high"),
+    ]
+    eager = source.replace("from __future__ import annotations\n", "")
+    found = scan({"src/soda_core/check_collections/base.py": ("", eager)})
+    assert [(f.line, f.severity) for f in found if f.pattern == "ruff:F821"] == [
+        (3, "high"),
+        (4, "high"),
+    ]
+
+
 def test_an_undefined_name_in_a_forward_reference_is_minor() -> None:
     """pyramid 2.1's tutorial: ``Mapped[List['Page']]`` names a model of another module
     that SQLAlchemy resolves by name; the same name used as code stays "high"."""

@@ -414,6 +414,7 @@ __all__ = [
     "formats_with_its_own_spec",
     "formatted_as_one",
     "harmless_redefinition",
+    "in_a_lazy_annotation",
     "in_a_literal_type",
     "in_a_local_class",
     "in_a_meta_class",
@@ -841,6 +842,33 @@ def in_a_string(source: str, row: int, column: int) -> bool:
             ):
                 return True
     return False
+
+
+def in_a_lazy_annotation(source: str, row: int, column: int) -> bool:
+    """Whether the name at ``row``/``column`` stands in an annotation of a module that
+    says ``from __future__ import annotations``: never evaluated at run time, only read
+    by type checkers and ``typing.get_type_hints`` (soda-core's ``measurement_values:
+    MeasurementValues``, the class imported inside the function that needs it)."""
+    found = _node_at(source, row, column, ast.Name)
+    if found is None:
+        return False
+    node, tree, parents = found
+    if not any(
+        isinstance(statement, ast.ImportFrom)
+        and statement.module == "__future__"
+        and any(alias.name == "annotations" for alias in statement.names)
+        for statement in tree.body
+    ):
+        return False
+    child: ast.AST = node
+    holder = parents.get(node)
+    while holder is not None and not isinstance(holder, ast.stmt | ast.arg):
+        child, holder = holder, parents.get(holder)
+    return (
+        (isinstance(holder, ast.arg) and child is holder.annotation)
+        or (isinstance(holder, ast.FunctionDef | ast.AsyncFunctionDef) and child is holder.returns)
+        or (isinstance(holder, ast.AnnAssign) and child is holder.annotation)
+    )
 
 
 _SHARED = re.compile(r"(?i)\bshared?\b|\bglobal\b|\bclass[- ](?:level|wide)\b")

@@ -75,6 +75,7 @@ from workers.review.false_alarms import (
     harmless_redefinition,
     hashes_for_no_security,
     imports_the_same_again,
+    in_a_lazy_annotation,
     in_a_literal_type,
     in_a_local_class,
     in_a_meta_class,
@@ -985,9 +986,12 @@ def _finding(
             severity = "low"  # bandit on example code: a password in a demo's settings
         elif _is_bandit(code) and is_build_script(path) and code not in BUILD_SCRIPT_RISKS:
             severity = "low"  # setup.py's eval of its own version line (mccabe)
-        elif code == "F821" and in_a_string(text, row, column):
-            # a forward reference ("Mapped[List['Page']]"): nothing looks it up until
-            # something asks for the hints, and SQLAlchemy's registry resolves it by name
+        elif code == "F821" and (
+            in_a_string(text, row, column) or in_a_lazy_annotation(text, row, column)
+        ):
+            # a forward reference ("Mapped[List['Page']]"), or any annotation under
+            # ``from __future__ import annotations``: nothing looks it up until something
+            # asks for the hints, and SQLAlchemy's registry resolves it by name
             severity = "low"
         elif code == "RUF012" and mutated_nowhere_in_the_file(text, row):
             severity = "low"  # declarative data: pygments' aliases, arrow's locale tables
