@@ -3324,6 +3324,16 @@ def test_a_dash_in_a_sentence_of_a_string_is_written_as_meant() -> None:
     assert [f.line for f in found if f.pattern == "ruff:RUF001"] == [2, 3]
 
 
+def test_a_typographic_apostrophe_between_letters_is_written_as_meant() -> None:
+    """datacontract-cli 1.2.8's French messages: "Échec de l\u2019enregistrement : ", the
+    apostrophe of an elision as typography wants it. One standing where a quote delimits
+    (``"\u2019name\u2019"``) stays a remark."""
+    source = 'SAVE_FAILED = "Échec de l\u2019enregistrement : "\nQUOTED = "\u2019name\u2019"\n'
+    found = scan({"datacontract/command_edit.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF001"] == [2]
+
+
 def test_a_mutable_default_only_unpacked_into_a_call_is_minor() -> None:
     """keras 3.15's tests take ``init_kwargs={}`` and build ``optimizer_class(
     **init_kwargs)``: unpacking copies the dict, nothing can change the shared one. So

@@ -3141,15 +3141,23 @@ def a_symbol_in_a_sentence(source: str, row: int, message: str) -> bool:
     and the string holding it on ``row`` is a sentence (``SENTENCE_WORDS`` words or
     more, spaces between): optax's "Complex Newton<en dash>Schulz did not produce a
     unitary matrix." joins two names with an en dash, as typography wants. A dash in a string
-    of one word (a command line's ``"<en dash>verbose"``) stays a remark."""
+    of one word (a command line's ``"<en dash>verbose"``) stays a remark. The typographic
+    apostrophe between two letters is an elision whatever the length (datacontract-cli's
+    French "Échec de l<apostrophe>enregistrement")."""
     found = _AMBIGUOUS.search(message)
     if found is None or found.group(1).isalnum():
         return False
     char = found.group(1)
+    if char == _APOSTROPHE:  # an elision or a possessive (French "l<apostrophe>")
+        return any(_ELIDED.search(value) for value in strings_on(source, row))
     return any(
         char in value and " " in value and len(_WORD.findall(value)) >= SENTENCE_WORDS
         for value in strings_on(source, row)
     )
+
+
+_APOSTROPHE = "\u2019"  # RIGHT SINGLE QUOTATION MARK, typography's apostrophe
+_ELIDED = re.compile(r"[^\W\d_]\u2019[^\W\d_]")
 
 
 def _script(char: str) -> str:
