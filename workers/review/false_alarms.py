@@ -2236,10 +2236,12 @@ def a_local_variable_first(source: str, row: int, column: int) -> bool:
     parameter or computed (timm's ``O, I, J, K = conv_weight.shape`` then ``if I >
     base_chans``). Ruff takes capitals for constants; a name set to a literal is one."""
     found = _node_at(source, row, column, ast.Compare)
-    if found is None or not isinstance(found[0].left, ast.Name):
+    if found is None:
         return False
     compare, tree, _parents = found
-    name = compare.left.id if isinstance(compare.left, ast.Name) else ""
+    if not isinstance(compare.left, ast.Name):
+        return False
+    name = compare.left.id
     scope = _innermost_scope(tree, row)
     if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
         return False
