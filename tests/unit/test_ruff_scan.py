@@ -2416,6 +2416,31 @@ def test_a_minor_version_compared_beside_a_major_check_is_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:YTT204"] == [7, 9]
 
 
+def test_an_attribute_typed_code_only_reaches_by_name_is_no_remark() -> None:
+    """pymunk 7.3.1's tests: ``setattr(space, "observed", [])`` and later
+    ``getattr(space, "observed")`` in annotated functions, and ``.observed`` nowhere in
+    the file: an attribute the class does not declare, reached by name so the type
+    checker lets it be. In unannotated code, or where the file also writes
+    ``space.observed``, B009/B010 stay."""
+    source = (
+        "import pymunk as p\n\n\n"
+        "def make_space() -> p.Space:\n"
+        "    space = p.Space()\n"
+        "    setattr(space, 'observed', [])\n"
+        "    return space\n\n\n"
+        "def test_observed() -> None:\n"
+        "    assert getattr(make_space(), 'observed') == []\n\n\n"
+        "def untyped(space):\n"
+        "    return getattr(space, 'seen')\n\n\n"
+        "def typed(space: p.Space) -> None:\n"
+        "    setattr(space, 'label', 'x')\n"
+        "    print(space.label)\n"
+    )
+    found = scan({"pkg/spaces.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern in ("ruff:B009", "ruff:B010")] == [15, 19]
+
+
 def test_a_setattr_a_comment_says_dodges_a_type_checker_is_no_remark() -> None:
     """litecli 1.17: ``setattr(self.formatter, "litecli", self)`` under ``# … ty raises
     unresolved-attribute, hence use dynamic assignment``: the constant name is written so
@@ -3350,6 +3375,69 @@ def test_a_mutable_default_only_unpacked_into_a_call_is_minor() -> None:
         (1, "low"),
         (5, "medium"),
     ]
+
+
+def test_a_list_handed_to_numpy_keeps_its_length() -> None:
+    """pingouin 0.7: ``n_levels = [c.max() + 1 for c in codes]``, then
+    ``np.prod(n_levels)`` and ``zip(codes, n_levels)``: numpy reads a list it is given,
+    it cannot make it longer or shorter. A list handed to the project's own function
+    may be, and keeps B905."""
+    source = (
+        "import numpy as np\n\n\n"
+        "def contrasts(codes):\n"
+        "    n_levels = [c.max() + 1 for c in codes]\n"
+        "    total = np.prod(n_levels)\n"
+        "    return total, list(zip(codes, n_levels))\n\n\n"
+        "def grown(codes, pad):\n"
+        "    n_levels = [c.max() + 1 for c in codes]\n"
+        "    pad(n_levels)\n"
+        "    return list(zip(codes, n_levels))\n"
+    )
+    found = scan({"pkg/design.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B905"] == [13]
+
+
+def test_a_list_with_one_item_per_index_needs_no_strict() -> None:
+    """pingouin 0.7: ``covar_names = [f"covar{i}" for i in range(len(covar))]`` and
+    ``zip(covar_names, covar)``: one name per index of ``covar``. So is ``[x] *
+    len(xs)``. A range over another length, or a list repeated to a length of its own,
+    keeps B905."""
+    source = (
+        "def rename(covar):\n"
+        "    covar_names = [f'covar{i}' for i in range(len(covar))]\n"
+        "    return dict(zip(covar_names, covar))\n\n\n"
+        "def defaults(xs, x):\n"
+        "    return list(zip(xs, [x] * len(xs)))\n\n\n"
+        "def other(xs, ys):\n"
+        "    return list(zip(xs, [f'y{i}' for i in range(len(ys))]))\n\n\n"
+        "def fixed(xs, x):\n"
+        "    return list(zip(xs, [x] * 3))\n"
+    )
+    found = scan({"pkg/names.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B905"] == [11, 15]
+
+
+def test_index_arrays_of_one_numpy_call_need_no_strict() -> None:
+    """pingouin 0.7: ``g1, g2 = np.triu_indices(n, k=1)`` and ``zip(g1, g2)``: numpy's
+    index functions give one array per axis, all as long as each other (so does
+    ``m.nonzero()``). Two names unpacked from another call keep B905."""
+    source = (
+        "import numpy as np\n\n\n"
+        "def pairs(labels):\n"
+        "    g1, g2 = np.triu_indices(len(labels), k=1)\n"
+        "    return [(labels[a], labels[b]) for a, b in zip(g1, g2)]\n\n\n"
+        "def cells(mask):\n"
+        "    rows, cols = mask.nonzero()\n"
+        "    return list(zip(rows, cols))\n\n\n"
+        "def halves(split, xs):\n"
+        "    left, right = split(xs)\n"
+        "    return list(zip(left, right))\n"
+    )
+    found = scan({"pkg/pairs.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:B905"] == [16]
 
 
 def test_a_transpose_of_rows_built_alike_needs_no_strict() -> None:

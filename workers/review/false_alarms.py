@@ -919,6 +919,61 @@ def said_to_dodge_a_type_checker(source: str, row: int) -> bool:
     return any(_DODGES_A_CHECKER.search(text) for text in said)
 
 
+def reached_only_by_name(source: str, row: int) -> bool:
+    """Whether every ``getattr``/``setattr`` with a constant name on ``row`` (B009,
+    B010) stands in an annotated function and names an attribute the file never reaches
+    or defines any other way: an attribute its class does not declare, written by name
+    so the type checker lets it be. pymunk 7.3.1's tests set ``"observed"`` on a
+    ``Space`` this way and read it back with ``getattr`` seven times."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    functions = _functions_around(tree, row)
+    if not functions or not _annotated(functions[-1]):
+        return False
+    names = [
+        node.args[1].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and node.lineno == row
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "setattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ]
+    known = _attribute_names(tree)
+    return bool(names) and all(name not in known for name in names)
+
+
+def _annotated(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return function.returns is not None or any(a.annotation is not None for a in every)
+
+
+def _attribute_names(tree: ast.Module) -> set[str]:
+    """Every name the module reaches as an attribute (``x.name``) or defines in a
+    class: a function, an assignment or an annotation of its body."""
+    names = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for statement in node.body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(statement.name)
+            targets = (
+                statement.targets
+                if isinstance(statement, ast.Assign)
+                else [statement.target]
+                if isinstance(statement, ast.AnnAssign)
+                else []
+            )
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
 def major_checked_too(source: str, row: int) -> bool:
     """Whether every ``sys.version_info`` minor compared on ``row`` (YTT203, YTT204) is
     compared only where the major is known to be 3: after ``major == 3 and`` in one
@@ -1936,7 +1991,9 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
             continue
         first, second = call.args
         scopes = _lookup_scopes(tree, row)
-        if _one_per_item_of(first, scopes, parents) == _one_per_item_of(second, scopes, parents):
+        if _one_per_item_of(first, scopes, parents) == _one_per_item_of(
+            second, scopes, parents
+        ) or _index_arrays_of_one_call(first, second, scopes, parents):
             return True
         pair = frozenset(ast.dump(a) for a in call.args)
         child: ast.AST = call
@@ -2402,12 +2459,60 @@ def _rows_built_alike(rows: ast.expr) -> bool:
     )
 
 
+# numpy's (and torch's) functions that give a tuple of index arrays, one per axis, all
+# as long as each other; ``where`` only with its condition alone.
+_INDEX_TUPLES = frozenset(
+    {"nonzero", "triu_indices", "tril_indices", "triu_indices_from", "tril_indices_from"}
+    | {"diag_indices", "diag_indices_from", "unravel_index", "where"}
+)
+# Modules whose functions read a list they are given and cannot change its length.
+_LENGTH_KEEPING_MODULES = frozenset({"np", "numpy", "math", "statistics"})
+
+
+def _index_arrays_of_one_call(
+    first: ast.expr, second: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST]
+) -> bool:
+    """Whether ``first`` and ``second`` are names bound once, together, by unpacking one
+    call of an index function: pingouin's ``g1, g2 = np.triu_indices(n, k=1)``, or
+    ``rows, cols = mask.nonzero()``."""
+    if not (isinstance(first, ast.Name) and isinstance(second, ast.Name)):
+        return False
+    targets = []
+    for name in (first.id, second.id):
+        if len(_values_bound(name, scopes, parents)) != 1:
+            return False
+        scope = next((sc for sc in scopes if _stores(sc, name)), None)
+        if scope is None:
+            return False
+        stores = [
+            n
+            for n in own_nodes(scope)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        ]
+        if len(stores) != 1:
+            return False
+        targets.append(parents.get(stores[0]))
+    unpacked, other = targets
+    binding = parents.get(unpacked) if unpacked is not None else None
+    if not (
+        unpacked is other
+        and isinstance(unpacked, ast.Tuple)
+        and isinstance(binding, ast.Assign)
+        and binding.targets == [unpacked]
+        and isinstance(binding.value, ast.Call)
+    ):
+        return False
+    function = called_name(binding.value.func)
+    return function in _INDEX_TUPLES and (function != "where" or len(binding.value.args) == 1)
+
+
 def _one_per_item_of(
     node: ast.expr, scopes: list[_Scope], parents: dict[ast.AST, ast.AST], depth: int = 0
 ) -> str:
     """What ``node`` has one item per item of, by construction, as far back as that can
     be read (as ``ast.dump`` text): a comprehension with one ``for`` and no ``if`` over
-    ``xs``, ``map(f, xs)``, ``list(xs)`` and the like, or a list that one loop over ``xs``
+    ``xs``, ``map(f, xs)``, ``list(xs)`` and the like, ``range(len(xs))``, ``[x] *
+    len(xs)`` (pingouin's covariate names), or a list that one loop over ``xs``
     fills with one ``append`` each time round (great-tables' ``lhs``/``rhs``), have one
     per item of ``xs``; a name bound once, to what its value has. Two sequences with the
     same answer are as long as each other."""
@@ -2429,6 +2534,14 @@ def _one_per_item_of(
         if _resized(node.id, scope, parents, allowed=None):
             return ast.dump(node)
         return _one_per_item_of(value, scopes, parents, depth + 1)
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mult)
+        and isinstance(node.left, ast.List)
+        and len(node.left.elts) == 1
+        and (measured := _length_of(node.right))
+    ):
+        return _one_per_item_of(measured, scopes, parents, depth + 1)
     if isinstance(node, ast.ListComp | ast.GeneratorExp):
         (*more, generator) = node.generators
         if not more and not generator.ifs and not generator.is_async:
@@ -2437,9 +2550,24 @@ def _one_per_item_of(
         name = called_name(node.func)
         if name == "map" and len(node.args) == 2:
             return _one_per_item_of(node.args[1], scopes, parents, depth + 1)
+        if name == "range" and len(node.args) == 1 and (measured := _length_of(node.args[0])):
+            return _one_per_item_of(measured, scopes, parents, depth + 1)
         if name in _ITEM_FOR_ITEM and len(node.args) == 1:
             return _one_per_item_of(node.args[0], scopes, parents, depth + 1)
     return ast.dump(node)
+
+
+def _length_of(node: ast.expr) -> ast.expr | None:
+    """``xs`` of ``len(xs)``, else None."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return node.args[0]
+    return None
 
 
 _ORIGIN_DEPTH = 8
@@ -2451,6 +2579,14 @@ _READS_ONLY = frozenset(
     {"len", "zip", "enumerate", "max", "min", "sum", "sorted", "reversed", "list", "tuple"}
     | {"set", "any", "all", "map", "filter", "iter", "print", "str", "repr", "isinstance"}
 )
+
+
+def _reads_only(func: ast.expr) -> bool:
+    """A builtin that only reads, or a function of numpy, ``math`` or ``statistics``
+    (pingouin's ``np.prod(n_levels)``): none can make a list longer or shorter."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id in _LENGTH_KEEPING_MODULES
+    return called_name(func) in _READS_ONLY
 
 
 def _stores(scope: ast.AST, name: str) -> bool:
@@ -2477,7 +2613,7 @@ def _resized(
             ):
                 return True
             handed = [*n.args, *(k.value for k in n.keywords)]
-            if called_name(func) not in _READS_ONLY and any(
+            if not _reads_only(func) and any(
                 isinstance(a, ast.Name) and a.id == name for a in handed
             ):
                 return True

@@ -107,6 +107,7 @@ from workers.review.false_alarms import (
     raised_where_expected,
     raises_a_usage_message,
     raises_on_purpose,
+    reached_only_by_name,
     reads_a_calendar_field,
     reads_a_property,
     rebinds_from_itself,
@@ -843,7 +844,10 @@ def _finding(
         or (code == "PLE0605" and copies_another_all(text, row))
         or (code == "B904" and reraises_an_outer_exception(text, row))
         or (code in ("YTT203", "YTT204") and major_checked_too(text, row))
-        or (code in ("B009", "B010") and said_to_dodge_a_type_checker(text, row))
+        or (
+            code in ("B009", "B010")
+            and (said_to_dodge_a_type_checker(text, row) or reached_only_by_name(text, row))
+        )
         or (code in _CHARACTER_CODES and names_the_character(text, row, message))
         or (code == "F722" and in_a_literal_type(text, row, column))
         or (code == "F401" and reexported_by_its_package(path, message))
