@@ -25,3 +25,15 @@ def test_a_fragment_that_does_not_tokenize_has_its_whitespace_collapsed() -> Non
 def test_a_place_outside_the_text_is_none() -> None:
     assert flagged_code(["x = 1"], (2, 1), (2, 3)) is None
     assert flagged_code(["x = 1"], (1, 1), (3, 1)) is None
+
+
+def test_an_f_string_field_reads_the_same_however_it_is_spaced() -> None:
+    """fugue 0.9.7: black wrote ``{frac*100}`` in an SQL f-string as ``{frac * 100}``;
+    the query S608 flags is the one the team merged. The text around the fields keeps
+    its spaces, and ``{{`` is no field."""
+    before = canonical_code('f"SELECT * FROM {tb} SAMPLE bernoulli({frac*100} PERCENT)"')
+    after = canonical_code('f"SELECT * FROM {tb} SAMPLE bernoulli({frac * 100} PERCENT)"')
+
+    assert before == after == 'f"SELECT * FROM {tb} SAMPLE bernoulli({frac*100} PERCENT)"'
+    assert canonical_code("rf'a  {{ x  }} {y:>{ width }}'") == "rf'a  {{ x  }} {y:>{width}}'"
+    assert canonical_code("'a {x + 1}'") == "'a {x + 1}'"

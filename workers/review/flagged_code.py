@@ -60,5 +60,52 @@ def canonical_code(text: str) -> str:
             continue
         if out and _WORD_END.search(out[-1]) and _WORD_START.search(token.string):
             out.append(" ")
-        out.append(token.string)
+        is_f_string = token.type == tokenize.STRING and "f" in _prefix(token.string).lower()
+        out.append(_with_canonical_fields(token.string) if is_f_string else token.string)
     return "".join(out)
+
+
+def _prefix(literal: str) -> str:
+    return literal[: len(literal) - len(literal.lstrip("bBrRuUfF"))]
+
+
+def _with_canonical_fields(literal: str) -> str:
+    """An f-string with each replacement field in canonical form: before Python 3.12
+    the whole f-string is one token, and fugue 0.9.7's ``{frac*100}``, which black
+    wrote as ``{frac * 100}``, would differ. The text between fields is left as is."""
+    out = [_prefix(literal)]
+    i = len(out[0])
+    while i < len(literal):
+        if literal.startswith(("{{", "}}"), i):
+            out.append(literal[i : i + 2])
+            i += 2
+        elif literal[i] == "{":
+            end = _field_end(literal, i)
+            if end is None:
+                return literal
+            out.append("{" + canonical_code(literal[i + 1 : end]) + "}")
+            i = end + 1
+        else:
+            out.append(literal[i])
+            i += 1
+    return "".join(out)
+
+
+def _field_end(literal: str, start: int) -> int | None:
+    """Where the field opened at ``start`` closes: its matching ``}``, outside any
+    string inside it; None when it does not close."""
+    depth, quote, i = 0, "", start
+    while i < len(literal):
+        char = literal[i]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"" and depth > 0:
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
