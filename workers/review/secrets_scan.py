@@ -262,7 +262,8 @@ _WORDY_VALUE = re.compile(
     # oauth2/v2.0/token (a version's number), tid=valid-copilot-token (key=value words)
     # (______LightGBM_Binary_File_Token______\n: separators around the words too)
     r"^(?:[_.-]*[A-Za-z]+\d{0,2}(?:[_\-. /:=](?:[A-Za-z]+\d{0,2}|\d{1,2}))+[_.-]*(?:\\[nrt])*"
-    r"|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+"  # IdTokenHttpNotFound, LlamaTokenizerFast
+    # IdTokenHttpNotFound, LlamaTokenizerFast, TypeInputCheckPasswordSRP (telethon's types)
+    r"|[A-Za-z][a-z]+(?:[A-Z][a-z]+|[A-Z]{2,6}(?=[A-Z][a-z]|$))+"
     r"|[\w./-]+\.(?:json|ya?ml|toml|ini|cfg|txt|pem|key|crt|env|py|js|ts|html?)"  # file
     # a type written as a string: secret_keys: "Iterable[pysequoia.Tsk]" (dulwich 1.2)
     r"|[A-Za-z_][\w.]*\[[\w.\[\],|]*\])$"
