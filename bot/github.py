@@ -308,6 +308,31 @@ class InstallationClient:
             return None
         return raw.decode("utf-8", errors="replace")
 
+    def folder_at(self, repo: str, path: str, ref: str) -> list[str] | None:
+        """The paths of the files directly in the folder ``path`` at ``ref`` (its
+        folders, symbolic links and submodules left out); None when there is no such
+        folder, and for the root, which a review does not list."""
+        folder = path.strip("/")
+        if not folder:
+            return None
+        try:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "GET", f"/repos/{repo}/contents/{quote(folder, safe='/')}", parameters={"ref": ref}
+            )
+        except GithubException as exc:
+            if exc.status == 404:
+                return None
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
+        if not isinstance(data, list):
+            return None  # a file, not a folder
+        return [
+            str(item["path"])
+            for item in data
+            if isinstance(item, dict) and item.get("type") == "file" and item.get("path")
+        ]
+
     def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
         return self._paged(f"/repos/{repo}/pulls/{number}/reviews", 1000)
 

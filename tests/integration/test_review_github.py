@@ -581,3 +581,57 @@ def test_a_retried_post_after_a_502_gives_one_review(world: World) -> None:
     )
     assert len(ours(world, pr["number"])[0]) == 1
     assert json.dumps(world.fake.contract_errors) == "[]"
+
+
+def test_a_new_module_written_like_its_neighbours_keeps_their_convention(world: World) -> None:
+    """ansible-lint 26.11 added a rule that sets ``tags = [...]`` as every rule beside it
+    does (RUF012): the folder is listed at the PR's head through the contents API, its
+    unchanged modules linted, and the remark left out with why; the new module's own
+    slip (a mutable default) is still said."""
+    rule = "class Rule:\n    tags = ['{name}']\n"
+    world.fake.add_repo(
+        "octo-org/lint",
+        files={
+            "rules/a.py": rule.format(name="a"),
+            "rules/b.py": rule.format(name="b"),
+            "rules/sub/c.py": "x = 1\n",
+            "rules/README.md": "# rules\n",
+        },
+        installation_id=world.installation,
+    )
+    pr = world.fake.open_pull_request(
+        "octo-org/lint",
+        head="new-rule",
+        changes={
+            "rules/new.py": rule.format(name="new") + "\n\ndef f(x=[]):\n    return x\n",
+            "rules/link.py": Symlink("a.py"),
+        },
+        title="New rule",
+        user="alice",
+    )
+    head = pr["head"]["sha"]
+    assert world.gh.folder_at("octo-org/lint", "rules", head) == [
+        "rules/README.md",
+        "rules/a.py",
+        "rules/b.py",
+        "rules/new.py",
+    ]
+    assert world.gh.folder_at("octo-org/lint", "rules/a.py", head) is None
+    assert world.gh.folder_at("octo-org/lint", "nowhere", head) is None
+    assert world.gh.folder_at("octo-org/lint", "", head) is None
+
+    review_pull_request(
+        world.gh,
+        ReviewJob("octo-org/lint", pr["number"], world.installation, "d-n", "opened", BOT, "k"),
+        memory=None,
+        state=world.state,
+        chat=None,
+    )
+
+    comments = world.fake.review_comments("octo-org/lint", pr["number"])
+    assert [(c["path"], c["line"]) for c in comments if "ruff:B006" in c["body"]] == [
+        ("rules/new.py", 5)
+    ]
+    assert not [c for c in comments if "RUF012" in c["body"]]
+    (body,) = [r["body"] for r in world.fake.reviews("octo-org/lint", pr["number"])]
+    assert "`ruff:RUF012` at `rules/new.py` line 2 (2 of 2 modules beside it do the same)" in body

@@ -179,3 +179,27 @@ def test_a_condition_copied_and_edited_half_way_is_a_comment(tmp_path: Path) -> 
     (copied,) = [f for f in found["findings"] if f["pattern"] == "static:copied-condition"]
     assert (copied["path"], copied["line"], copied["posted"]) == ("scan.py", 3, True)
     assert "`src` changed to `dst`" in copied["body"]
+
+
+def test_a_new_module_written_like_its_neighbours_keeps_their_convention(tmp_path: Path) -> None:
+    """A new rule module set up like the two beside it (``tags = [...]``, RUF012) is not
+    told to differ from them; its mutable default still is."""
+    rule = "class Rule:\n    tags = ['{name}']\n"
+    path = a_repo(tmp_path / "lint", "README.md", "# lint\n")
+    (path / "rules").mkdir()
+    for name in ("a", "b"):
+        (path / "rules" / f"{name}.py").write_text(rule.format(name=name))
+    git(path, "add", ".")
+    git(path, "commit", "-qm", "two rules")
+    git(path, "branch", "-f", "main")
+    (path / "rules" / "new.py").write_text(
+        rule.format(name="new") + "\n\ndef f(x=[]):\n    return x\n"
+    )
+    git(path, "add", ".")
+    git(path, "commit", "-qm", "a third")
+
+    found = review(kaizen_env(data_dir=str(tmp_path / "data")), path)
+
+    assert [f["pattern"] for f in found["findings"]] == ["ruff:B006"]
+    (held,) = [f for f in found["suppressed"] if f["pattern"] == "ruff:RUF012"]
+    assert (held["path"], held["reason"]) == ("rules/new.py", "convention")

@@ -7,7 +7,7 @@ import difflib
 from bot.repo_config import RepoConfig
 from tests.helpers import review_body_of
 from workers.review.diff_model import DiffModel
-from workers.review.findings import UNCHANGED_PLACES, Finding
+from workers.review.findings import NEIGHBOUR_FILES, NEIGHBOURS_READ, UNCHANGED_PLACES, Finding
 from workers.review.render import convention_lines
 from workers.review.ruff_scan import run_ruff
 from workers.review.selection import choose_findings
@@ -122,3 +122,31 @@ def test_the_review_body_says_what_was_left_out_and_why() -> None:
     ]
     assert body.startswith("Kaizen reviewed this pull request: 1 comment.\n")
     assert "already written that way (`review.convention_places`):\n" + lines[0] in body
+
+
+def beside(earned: int, read: int, severity: str = "low") -> Finding:
+    return Finding(
+        "app/new.py",
+        3,
+        "RIGHT",
+        "ruff:RUF012",
+        severity,
+        "m",
+        "ruff",
+        extra={NEIGHBOUR_FILES: earned, NEIGHBOURS_READ: read},
+    )
+
+
+def test_a_new_module_written_like_most_modules_beside_it_follows_their_convention() -> None:
+    """ansible-lint 26.11's new rule sets ``tags = [...]`` as its neighbours do: two or
+    more of them, and half of those read, earn the rule. One neighbour is no convention,
+    nor is a rule most of them keep clear of; high remarks never are."""
+    assert reasons([beside(2, 4)]) == ["convention"]
+    assert reasons([beside(6, 6)]) == ["convention"]
+    assert reasons([beside(1, 1)]) == ["posted"]
+    assert reasons([beside(2, 5)]) == ["posted"]
+    assert reasons([beside(6, 6, "high")]) == ["posted"]
+    assert reasons([beside(6, 6)], convention_places=0) == ["posted"]
+    assert convention_lines([beside(3, 4)]) == [
+        "- `ruff:RUF012` at `app/new.py` line 3 (3 of 4 modules beside it do the same)"
+    ]

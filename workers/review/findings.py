@@ -30,6 +30,11 @@ _SPACE = re.compile(r"\s+")
 # Finding.extra key set by ruff_scan: how often the finding's rule fires on the lines of its
 # file that the PR left alone (read by the review selection's ``convention`` gate).
 UNCHANGED_PLACES = "unchanged_places"
+# Finding.extra keys set by the review pipeline on a ruff remark in a file the PR adds: how
+# many of the unchanged modules beside it earn the same rule, of how many read (see
+# workers.review.neighbour_convention).
+NEIGHBOUR_FILES = "neighbour_files"
+NEIGHBOURS_READ = "neighbours_read"
 # Finding.extra key set by the review pipeline on a credential found in test code (a key
 # made for the tests, as often as not): the selection lists its repeats like a ruff rule's.
 IN_TEST_CODE = "in_test_code"

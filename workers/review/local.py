@@ -108,7 +108,26 @@ def review_local(
         done = _git(path, "show", "--no-textconv", f"{head}:{file_path}", check=False)
         return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
-    request = ReviewRequest(repo=repo, pr="local", diff=diff, file_text=file_text, config=config)
+    def folder_files(folder: str) -> list[str] | None:
+        tree = f"{head}:{folder}" if folder else f"{head}^{{tree}}"
+        done = _git(path, "ls-tree", "-z", tree, check=False)
+        if done.returncode != 0:
+            return None
+        listed = []
+        for entry in done.stdout.decode("utf-8", "replace").split("\0"):
+            info, _, name = entry.partition("\t")
+            if info.split(" ")[1:2] == ["blob"] and not info.startswith("120000"):
+                listed.append(f"{folder}/{name}" if folder else name)
+        return listed
+
+    request = ReviewRequest(
+        repo=repo,
+        pr="local",
+        diff=diff,
+        file_text=file_text,
+        config=config,
+        folder_files=folder_files,
+    )
     outcome = run_review(request, chat=chat, memory=memory)
     if memory is not None:
         remember_posted(memory, request, outcome, {"local_path": str(path.resolve())})

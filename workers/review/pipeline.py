@@ -13,7 +13,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -30,9 +30,10 @@ from workers.review.findings import IN_TEST_CODE, Finding
 from workers.review.generated import generated_by
 from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
+from workers.review.neighbour_convention import with_neighbours
 from workers.review.python_version import DeclaredPython, declared_in_folder, declared_python
 from workers.review.repo_files import pytest_testpaths
-from workers.review.ruff_scan import run_ruff
+from workers.review.ruff_scan import rules_by_file, run_ruff
 from workers.review.ruff_team_config import TeamRuffConfig, team_config
 from workers.review.secrets_scan import redact_secrets, scan_secrets
 from workers.review.selection import Chosen, choose_findings
@@ -57,6 +58,8 @@ class ReviewRequest:
     trajectory_id: str = field(default_factory=lambda: f"review:{uuid.uuid4()}")
     installation_id: int | None = None
     usd_per_million_tokens: tuple[float, float] = (0.0, 0.0)  # (prompt, completion)
+    # the paths of the files in a folder at the head ("" the root), None if unknown
+    folder_files: Callable[[str], Sequence[str] | None] | None = None
 
 
 @dataclass
@@ -191,6 +194,24 @@ def _by_declared_python(
     return groups
 
 
+def _beside_new_files(
+    request: ReviewRequest, found: list[Finding], python: DeclaredPython | None
+) -> list[Finding]:
+    """``found``, each ruff remark on a file the change adds marked with how the modules
+    beside it are written (see workers.review.neighbour_convention)."""
+    config = request.config.review
+    if request.folder_files is None or config.convention_places <= 0:
+        return found
+    ruff = config.ruff
+    return with_neighbours(
+        found,
+        request.diff,
+        request.folder_files,
+        request.file_text,
+        lambda texts: rules_by_file(texts, select=ruff.select, ignore=ruff.ignore, python=python),
+    )
+
+
 def collect_findings(
     request: ReviewRequest,
     *,
@@ -220,7 +241,7 @@ def collect_findings(
             try:
                 found = []
                 for python, group in _by_declared_python(request, sources).items():
-                    found += run_ruff(
+                    in_group = run_ruff(
                         group,
                         diff,
                         select=config.ruff.select,
@@ -234,6 +255,7 @@ def collect_findings(
                             "conftest.py files",
                         ),
                     )
+                    found += _beside_new_files(request, in_group, python)
                 team = _from_repo(request, team_config, TeamRuffConfig(), "ruff config")
                 keep = config.ruff.select
                 findings += [f for f in found if not team.ignores_finding(f.pattern, f.path, keep)]

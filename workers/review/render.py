@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workers.review.findings import UNCHANGED_PLACES, Finding
+from workers.review.findings import NEIGHBOUR_FILES, NEIGHBOURS_READ, UNCHANGED_PLACES, Finding
 
 # GitHub rejects comment bodies over 65,536 characters; stay well clear of it.
 MAX_COMMENT_CHARS = 60_000
@@ -109,7 +109,8 @@ def repeat_lines(repeats: Mapping[str, Sequence[Finding]], limit: int = 30) -> l
 
 def convention_lines(held: Sequence[Finding], limit: int = 30) -> list[str]:
     """One line per rule and file left out as the file's convention: where, and how often
-    the untouched code of the file does the same (``extra["unchanged_places"]``)."""
+    the untouched code of the file does the same (``extra["unchanged_places"]``), or for
+    a new file how many of the modules beside it do."""
     by_place: dict[tuple[str, str], list[Finding]] = {}
     for f in held:
         by_place.setdefault((f.pattern, f.path), []).append(f)
@@ -118,10 +119,15 @@ def convention_lines(held: Sequence[Finding], limit: int = 30) -> list[str]:
         rows = ", ".join(str(f.line) for f in findings[:10])
         rows += ", …" if len(findings) > 10 else ""
         others = max((_count(f.extra.get(UNCHANGED_PLACES)) for f in findings), default=0)
+        beside = max((_count(f.extra.get(NEIGHBOUR_FILES)) for f in findings), default=0)
+        read = max((_count(f.extra.get(NEIGHBOURS_READ)) for f in findings), default=0)
+        why = (
+            f"the rest of the file does the same in {others} place{'s' if others != 1 else ''}"
+            if others or not beside
+            else f"{beside} of {read} modules beside it do the same"
+        )
         lines.append(
-            f"- `{pattern}` at `{path}` line{'s' if len(findings) > 1 else ''} {rows} "
-            f"(the rest of the file does the same in {others} "
-            f"place{'s' if others != 1 else ''})"
+            f"- `{pattern}` at `{path}` line{'s' if len(findings) > 1 else ''} {rows} ({why})"
         )
     if len(by_place) > limit:
         lines.append(f"- … and {len(by_place) - limit} more")

@@ -429,15 +429,7 @@ def run_ruff(
     if not wanted:
         return []
 
-    chosen = list(select) or list(DEFAULT_SELECT)
-    ignored = list(ignore) + ([] if select else list(DEFAULT_IGNORE))
-    if python is not None and python.python2:
-        ignored += PYTHON3_ONLY_ADVICE
-    for code in [*chosen, *ignored]:
-        if not RULE_SELECTOR.fullmatch(code):
-            raise ValueError(f"not a ruff rule code or prefix: {code!r}")
-
-    command = ruff_command()
+    command = _check_command(select, ignore, python)
     with (
         tempfile.TemporaryDirectory(prefix="kaizen-ruff-") as tmp,
         tempfile.TemporaryDirectory(prefix="kaizen-ruff-base-") as base_tmp,
@@ -456,23 +448,8 @@ def run_ruff(
         gone = _donors(files, diff)
         before.update({path: text for path, (text, _entry) in gone.items() if path not in before})
         base = _write(Path(base_tmp).resolve(), before)
-        args = [
-            *command,
-            "check",
-            "--output-format",
-            "json",
-            "--no-cache",
-            "--isolated",
-            "--exit-zero",
-            f"--select={','.join(chosen)}",
-        ]
-        if python is not None:
-            args.append(f"--target-version={python.ruff_target}")
-        args += ["--config", f"lint.flake8-bugbear.extend-immutable-calls = {_MARKERS}"]
-        if ignored:
-            args.append(f"--ignore={','.join(ignored)}")
         # "--" so that a file named "-x.py" is never read as an option.
-        args += ["--", *(os.path.relpath(p, root) for p in written), *base]
+        args = [*command, "--", *(os.path.relpath(p, root) for p in written), *base]
         diagnostics = _run(args, root, timeout_s)
 
         findings: dict[tuple[str, int, str], Finding] = {}
@@ -533,6 +510,68 @@ def run_ruff(
         ),
         key=lambda f: (f.path, f.line, f.pattern),
     )
+
+
+def _check_command(
+    select: Sequence[str], ignore: Sequence[str], python: DeclaredPython | None
+) -> list[str]:
+    """``ruff check`` with Kaizen's rules (or ``select``) for the repository's Python, up
+    to the file names. Raises ``ValueError`` for a selector that is not a rule code."""
+    chosen = list(select) or list(DEFAULT_SELECT)
+    ignored = list(ignore) + ([] if select else list(DEFAULT_IGNORE))
+    if python is not None and python.python2:
+        ignored += PYTHON3_ONLY_ADVICE
+    for code in [*chosen, *ignored]:
+        if not RULE_SELECTOR.fullmatch(code):
+            raise ValueError(f"not a ruff rule code or prefix: {code!r}")
+    args = [
+        *ruff_command(),
+        "check",
+        "--output-format",
+        "json",
+        "--no-cache",
+        "--isolated",
+        "--exit-zero",
+        f"--select={','.join(chosen)}",
+    ]
+    if python is not None:
+        args.append(f"--target-version={python.ruff_target}")
+    args += ["--config", f"lint.flake8-bugbear.extend-immutable-calls = {_MARKERS}"]
+    if ignored:
+        args.append(f"--ignore={','.join(ignored)}")
+    return args
+
+
+def rules_by_file(
+    files: Mapping[str, str],
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    python: DeclaredPython | None = None,
+    timeout_s: float = 60.0,
+) -> dict[str, set[str]]:
+    """The rule codes ruff finds anywhere in each of ``files`` (repository path → text),
+    linted as :func:`run_ruff` lints: how the code around a change is written (see
+    workers.review.neighbour_convention). Paths that could escape a directory are left
+    out. Raises :class:`RuffUnavailable` like :func:`run_ruff`."""
+    wanted = {p: t for p, t in files.items() if p.endswith(PYTHON_SUFFIXES) and _safe_relative(p)}
+    if not wanted:
+        return {}
+    command = _check_command(select, ignore, python)
+    with tempfile.TemporaryDirectory(prefix="kaizen-ruff-around-") as tmp:
+        root = Path(tmp).resolve()
+        written = _write(root, wanted)
+        if not written:
+            return {}
+        args = [*command, "--", *(os.path.relpath(p, root) for p in written)]
+        found: dict[str, set[str]] = {path: set() for path in written.values()}
+        for item in _run(args, root, timeout_s):
+            filename = str(item.get("filename") or "")
+            path = written.get(filename) or written.get(str((root / filename).resolve()))
+            code = str(item.get("code") or "")
+            if path is not None and _RULE_CODE.fullmatch(code):
+                found[path].add(code)
+    return found
 
 
 def _write(root: Path, texts: Mapping[str, str]) -> dict[str, str]:

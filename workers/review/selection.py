@@ -22,8 +22,10 @@ Order of the gates, each recorded as the finding's ``reason``:
    ``pytest.raises(E, lambda: …)`` twenty times; marshmallow's tests build naive
    datetimes on purpose). For how typing names are spelled (UP006, UP007, UP035, UP045)
    one such place is enough: ezdxf's new ``DEBUG_SHAPE_NUMBERS: Set[int]`` under its
-   ``DEBUG_CODES: Set[int]`` is written like its file. Made anyway once the team has
-   accepted the rule in this repo;
+   ``DEBUG_CODES: Set[int]`` is written like its file. A file the PR adds has no
+   untouched code: there, the rule is the convention when at least two of the modules
+   beside it, and half of those read, earn it (see workers.review.neighbour_convention).
+   Made anyway once the team has accepted the rule in this repo;
    ``repeat`` — more of one rule than ``review.max_per_pattern``: the first places make
    the point, the others are listed in the review body. Nine comments of one rule on one
    PR (anyio's S610, typer's PLW1510) fill the budget with one remark, and the team's
@@ -54,6 +56,8 @@ from workers.review.critic import critic_gate
 from workers.review.findings import (
     CONFIG_SEVERITY,
     IN_TEST_CODE,
+    NEIGHBOUR_FILES,
+    NEIGHBOURS_READ,
     UNCHANGED_PLACES,
     Finding,
     severity_rank,
@@ -267,7 +271,24 @@ def follows_convention(finding: Finding, places: int) -> bool:
     if finding.pattern in _ANNOTATION_SPELLINGS:
         places = 1
     count = finding.extra.get(UNCHANGED_PLACES)
-    return isinstance(count, int) and count >= places
+    return (isinstance(count, int) and count >= places) or written_like_its_neighbours(finding)
+
+
+# A new module's rule is its folder's way when this many modules beside it earn it, and
+# at least half of those read.
+MIN_NEIGHBOURS = 2
+
+
+def written_like_its_neighbours(finding: Finding) -> bool:
+    """Whether the modules beside a new file mostly earn the finding's rule too."""
+    earned = finding.extra.get(NEIGHBOUR_FILES)
+    read = finding.extra.get(NEIGHBOURS_READ)
+    return (
+        isinstance(earned, int)
+        and isinstance(read, int)
+        and earned >= MIN_NEIGHBOURS
+        and 2 * earned >= read
+    )
 
 
 def _wanted_here(pattern: str, repo: str, memory: Memory | None, now: float) -> bool:
