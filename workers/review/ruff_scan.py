@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from workers.code_paths import is_build_script, is_example_path, is_test_path
+from workers.review.bandit_nosec import silenced_by_nosec
 from workers.review.base_text import text_before
 from workers.review.class_namespaces import in_a_namespace_class, read_from_its_namespace
 from workers.review.constant_sql import built_from_constants
@@ -956,6 +957,7 @@ def _finding(
         or (code == "B008" and _makes_a_sentinel(message))
         or (code in ("B008", "B039") and an_immutable_instance(text, row, column))
         or (code is not None and disabled_by_pylint(text, row, code))
+        or (code is not None and silenced_by_nosec(text, row, code))
         or (code is not None and ignored_on_line(text, row, code, str(item.get("name") or "")))
         or (code is None and python is not None and python.python2 and written_for_python2(text))
         or (
