@@ -3401,8 +3401,9 @@ def test_a_list_handed_to_numpy_keeps_its_length() -> None:
 def test_a_list_with_one_item_per_index_needs_no_strict() -> None:
     """pingouin 0.7: ``covar_names = [f"covar{i}" for i in range(len(covar))]`` and
     ``zip(covar_names, covar)``: one name per index of ``covar``. So is ``[x] *
-    len(xs)``. A range over another length, or a list repeated to a length of its own,
-    keeps B905."""
+    len(xs)``, and kedro-datasets 9.6's ``list(range(self._next_id, self._next_id +
+    len(records)))`` zipped with two lists made from ``records``. A range over another
+    length, or one that does not start where it adds, keeps B905."""
     source = (
         "def rename(covar):\n"
         "    covar_names = [f'covar{i}' for i in range(len(covar))]\n"
@@ -3412,11 +3413,18 @@ def test_a_list_with_one_item_per_index_needs_no_strict() -> None:
         "def other(xs, ys):\n"
         "    return list(zip(xs, [f'y{i}' for i in range(len(ys))]))\n\n\n"
         "def fixed(xs, x):\n"
-        "    return list(zip(xs, [x] * 3))\n"
+        "    return list(zip(xs, [x] * 3))\n\n\n"
+        "def numbered(records, first):\n"
+        "    ids = list(range(first, first + len(records)))\n"
+        "    names = [r.name for r in records]\n"
+        "    return list(zip(names, ids, records))\n\n\n"
+        "def shifted(records, first):\n"
+        "    ids = list(range(first, 1 + len(records)))\n"
+        "    return list(zip(ids, records))\n"
     )
     found = scan({"pkg/names.py": ("", source)})
 
-    assert [f.line for f in found if f.pattern == "ruff:B905"] == [11, 15]
+    assert [f.line for f in found if f.pattern == "ruff:B905"] == [11, 15, 26]
 
 
 def test_index_arrays_of_one_numpy_call_need_no_strict() -> None:

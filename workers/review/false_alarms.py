@@ -1985,15 +1985,17 @@ def lengths_checked_equal(source: str, row: int, column: int) -> bool:
             isinstance(call, ast.Call)
             and (call.lineno, call.col_offset) == (row, offset)
             and called_name(call.func) == "zip"
-            and len(call.args) == 2
+            and len(call.args) >= 2
             and not any(isinstance(a, ast.Starred) for a in call.args)
         ):
             continue
-        first, second = call.args
         scopes = _lookup_scopes(tree, row)
-        if _one_per_item_of(first, scopes, parents) == _one_per_item_of(
-            second, scopes, parents
-        ) or _index_arrays_of_one_call(first, second, scopes, parents):
+        if len({_one_per_item_of(a, scopes, parents) for a in call.args}) == 1:
+            return True
+        if len(call.args) > 2:
+            continue
+        first, second = call.args
+        if _index_arrays_of_one_call(first, second, scopes, parents):
             return True
         pair = frozenset(ast.dump(a) for a in call.args)
         child: ast.AST = call
@@ -2511,8 +2513,9 @@ def _one_per_item_of(
 ) -> str:
     """What ``node`` has one item per item of, by construction, as far back as that can
     be read (as ``ast.dump`` text): a comprehension with one ``for`` and no ``if`` over
-    ``xs``, ``map(f, xs)``, ``list(xs)`` and the like, ``range(len(xs))``, ``[x] *
-    len(xs)`` (pingouin's covariate names), or a list that one loop over ``xs``
+    ``xs``, ``map(f, xs)``, ``list(xs)`` and the like, ``range(len(xs))`` (or from
+    ``start`` to ``start + len(xs)``), ``[x] * len(xs)`` (pingouin's covariate names), or
+    a list that one loop over ``xs``
     fills with one ``append`` each time round (great-tables' ``lhs``/``rhs``), have one
     per item of ``xs``; a name bound once, to what its value has. Two sequences with the
     same answer are as long as each other."""
@@ -2550,11 +2553,25 @@ def _one_per_item_of(
         name = called_name(node.func)
         if name == "map" and len(node.args) == 2:
             return _one_per_item_of(node.args[1], scopes, parents, depth + 1)
-        if name == "range" and len(node.args) == 1 and (measured := _length_of(node.args[0])):
+        if name == "range" and (measured := _range_over_a_length(node.args)):
             return _one_per_item_of(measured, scopes, parents, depth + 1)
         if name in _ITEM_FOR_ITEM and len(node.args) == 1:
             return _one_per_item_of(node.args[0], scopes, parents, depth + 1)
     return ast.dump(node)
+
+
+def _range_over_a_length(arguments: list[ast.expr]) -> ast.expr | None:
+    """``xs`` of ``range(len(xs))`` or ``range(start, start + len(xs))`` (kedro-datasets'
+    new ids, one per record), else None."""
+    if len(arguments) == 1:
+        return _length_of(arguments[0])
+    if len(arguments) == 2 and isinstance(end := arguments[1], ast.BinOp):
+        start = ast.dump(arguments[0])
+        if isinstance(end.op, ast.Add) and ast.dump(end.left) == start:
+            return _length_of(end.right)
+        if isinstance(end.op, ast.Add) and ast.dump(end.right) == start:
+            return _length_of(end.left)
+    return None
 
 
 def _length_of(node: ast.expr) -> ast.expr | None:
