@@ -63,6 +63,25 @@ def test_ruff_counts_the_rules_places_on_the_untouched_lines_of_the_same_file() 
     assert by_path["app/other.py"].extra[UNCHANGED_PLACES] == 0
 
 
+def test_an_import_of_a_typing_alias_counts_the_annotations_spelled_with_them() -> None:
+    """argilla 2.8 added ``Tuple`` to ``from typing import …, Dict, List`` in a file whose
+    untouched annotations say ``Dict[str, …]``: the import (UP035) is spelled like the
+    file (UP006), and so is ``Optional`` beside ``Union`` (UP045, UP007)."""
+    old = (
+        "from typing import Dict, Union\n\n\n"
+        "def f(x: Dict[str, int], y: Union[int, str]) -> None:\n    pass\n"
+    )
+    new = old.replace("Dict, Union", "Dict, Optional, Tuple, Union") + (
+        "\n\ndef g(z: Optional[int]) -> Tuple[int, int]:\n    return (1, 2)\n"
+    )
+    changes = {"app/types.py": (old, new)}
+
+    found = run_ruff({"app/types.py": new}, diff_of(changes), select=["UP"])
+
+    places = {f.pattern: f.extra[UNCHANGED_PLACES] for f in found}
+    assert places == {"ruff:UP035": 1, "ruff:UP006": 1, "ruff:UP045": 1}
+
+
 def test_a_remark_the_file_already_earns_three_times_is_left_out() -> None:
     assert reasons([finding(3)]) == ["convention"]
     assert reasons([finding(2)]) == ["posted"]
