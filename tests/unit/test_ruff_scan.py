@@ -1786,6 +1786,25 @@ def test_a_capital_name_the_function_unpacks_is_no_yoda_constant() -> None:
     assert [f.line for f in found if f.pattern == "ruff:SIM300"] == [12, 14]
 
 
+def test_the_constant_a_function_is_named_for_is_no_yoda_condition() -> None:
+    """kornia 0.9's ``def torch_version_le(major, minor, patch): return _TORCH_VERSION <=
+    (major, minor, patch)``: the installed version is what the function is about, and
+    it reads first. A constant another function compares first keeps SIM300."""
+    source = (
+        "_TORCH_VERSION = (2, 1, 0)\n"
+        "LIMIT = 3\n\n\n"
+        "def torch_version_le(major, minor, patch):\n"
+        "    return _TORCH_VERSION <= (major, minor, patch)\n\n\n"
+        "def too_many(n):\n"
+        "    return LIMIT < n\n\n\n"
+        "def newer(major, minor, patch):\n"
+        "    return _TORCH_VERSION > (major, minor, patch)\n"
+    )
+    found = scan({"pkg/compat.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM300"] == [10, 14]
+
+
 def test_an_instance_of_an_immutable_class_the_file_defines_is_a_safe_default() -> None:
     """sqlfluff 4.5's ``ContextVar("_worker_state", default=_WorkerState(None, True))``,
     a NamedTuple of the same file that the worker replaces, never mutates. A frozen

@@ -2323,6 +2323,29 @@ def a_local_variable_first(source: str, row: int, column: int) -> bool:
     )
 
 
+def the_subject_of_its_function(source: str, row: int, column: int) -> bool:
+    """Whether the capital name the comparison at ``row``/``column`` starts with (SIM300)
+    names what its function is about: every word of it is a word of the function's name.
+    kornia 0.9's ``torch_version_le`` returns ``_TORCH_VERSION <= (major, minor,
+    patch)``: the installed version is the subject, and it reads first."""
+    found = _node_at(source, row, column, ast.Compare)
+    if found is None:
+        return False
+    compare, tree, _parents = found
+    scope = _innermost_scope(tree, row)
+    if not (
+        isinstance(compare.left, ast.Name)
+        and isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef)
+    ):
+        return False
+    words = set(_words_of(compare.left.id))
+    return bool(words) and words <= set(_words_of(scope.name))
+
+
+def _words_of(name: str) -> list[str]:
+    return [word.lower() for word in name.split("_") if word]
+
+
 def stands_at_module_level(source: str, row: int) -> bool:
     """Whether ``row`` starts an expression statement of the module itself (not of a
     function, class or block): in an example script, a value shown as a notebook or

@@ -136,6 +136,7 @@ from workers.review.false_alarms import (
     strings_on,
     tests_for_nan,
     the_last_of_several_cases,
+    the_subject_of_its_function,
     unpacked_beside_used_names,
 )
 from workers.review.findings import UNCHANGED_PLACES, Finding, Side
@@ -916,7 +917,11 @@ def _finding(
         )
         or (
             code == "SIM300"
-            and (a_local_variable_first(text, row, column) or a_range_bound(text, row, column))
+            and (
+                a_local_variable_first(text, row, column)
+                or a_range_bound(text, row, column)
+                or the_subject_of_its_function(text, row, column)
+            )
         )
         or (
             code in ("E711", "E712")
