@@ -1786,6 +1786,22 @@ def test_a_capital_name_the_function_unpacks_is_no_yoda_constant() -> None:
     assert [f.line for f in found if f.pattern == "ruff:SIM300"] == [12, 14]
 
 
+def test_a_mode_only_its_owner_can_write_is_no_permissive_mask() -> None:
+    """xonsh 0.25's and pyinstaller 6.22's tests ``os.chmod(script, 0o755)``: an
+    executable (or a folder) others may read and run, as every installed program is.
+    Bandit's S103 flags any group execute bit; a mode that lets others write keeps it."""
+    source = (
+        "import os\n\n\n"
+        "def prepare(script, shared):\n"
+        "    os.chmod(script, 0o755)\n"
+        "    os.chmod(shared, 0o777)\n"
+        "    os.chmod(shared, 0o775)\n"
+    )
+    found = scan({"pkg/perms.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:S103"] == [6, 7]
+
+
 def test_the_constant_a_function_is_named_for_is_no_yoda_condition() -> None:
     """kornia 0.9's ``def torch_version_le(major, minor, patch): return _TORCH_VERSION <=
     (major, minor, patch)``: the installed version is what the function is about, and

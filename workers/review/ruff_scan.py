@@ -967,6 +967,7 @@ def _finding(
         or (code == "S108" and a_path_in_a_container(text, row, column))
         or (code == "S104" and compared_not_bound(text, row, column))
         or (code == "B008" and _makes_a_sentinel(message))
+        or (code == "S103" and _only_the_owner_writes(message))
         or (code in ("B008", "B039") and an_immutable_instance(text, row, column))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and silenced_by_nosec(text, row, code))
@@ -1139,6 +1140,22 @@ _SENTINELS = frozenset(
     {"deprecated", "missing", "unset", "notset", "sentinel", "undefined", "nodefault"}
     | {"notgiven", "omitted", "unspecified", "nothing"}
 )
+
+
+_MASK = re.compile(r"mask `(0o[0-7]+|\d+)`")
+_OTHERS_WRITE = 0o022
+
+
+def _only_the_owner_writes(message: str) -> bool:
+    """Whether S103's mask lets nobody but the owner write: ``0o755``, the mode of every
+    installed program and folder (xonsh's and pyinstaller's tests make a script
+    executable). Bandit flags any group execute bit; the danger is a file others can
+    change."""
+    found = _MASK.search(message)
+    if found is None:
+        return False
+    mask = int(found.group(1), 0)
+    return mask & _OTHERS_WRITE == 0
 
 
 def _makes_a_sentinel(message: str) -> bool:
