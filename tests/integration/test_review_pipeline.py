@@ -385,6 +385,33 @@ def test_a_file_a_tool_wrote_gets_no_remarks_but_a_leak_in_it_is_found(skip: boo
         assert not diff.skipped()
 
 
+def test_a_file_named_as_generated_gets_no_remarks() -> None:
+    """tyro 1.0's ``tests/test_py311_generated/test_errors_generated.py``, written by
+    the project's ``_generate.py`` from its tests, with no header: remarks on code nobody
+    edits by hand. The name says it; ``generated_ids.py`` does not."""
+    source = "def f(x=[]):\n    return x\n"
+    made = "tests/py311_generated/test_errors_generated.py"
+    other = "pkg/generated_ids.py"
+    lines = source.splitlines()
+    patch = f"@@ -0,0 +1,{len(lines)} @@\n" + "\n".join(f"+{ln}" for ln in lines)
+    diff = DiffModel.from_github_files(
+        [{"filename": p, "status": "added", "patch": patch} for p in (made, other)]
+    )
+    req = ReviewRequest(
+        repo=REPO,
+        pr="8",
+        diff=diff,
+        file_text={made: source, other: source}.get,
+        config=RepoConfig(),
+    )
+
+    outcome = run_review(req, chat=None, memory=None, rng=random.Random(1))
+
+    assert {c.finding.path for c in outcome.chosen.choices} == {other}
+    (entry,) = diff.skipped()
+    assert (entry.path, entry.skipped) == (made, "generated, as its name says")
+
+
 def test_a_file_named_as_a_copy_of_another_is_not_reviewed_but_named() -> None:
     """parsimonious 0.11 shipped ``grammar.py pre-rewriting-resolve_refs.py`` beside
     ``grammar.py``: the old module's lint remarks came out as new; the copy is what to

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HEAD_LINES", "generated_by"]
+__all__ = ["HEAD_LINES", "generated_by", "named_as_generated"]
 
 HEAD_LINES = 10
 _MAX_HEAD_CHARS = 4000
@@ -32,6 +32,14 @@ _MARKER = re.compile(
     re.IGNORECASE,
 )
 _QUOTES = ('"""', "'''")
+# tyro 1.0's ``test_errors_generated.py``, flatbuffers' and GraphQL clients'
+# ``schema_generated.py``: a module whose name ends in "generated", headed or not
+_GENERATED_NAME = re.compile(r"[_.-]generated\.pyi?$", re.IGNORECASE)
+
+
+def named_as_generated(path: str) -> bool:
+    """Whether the file's own name says a tool wrote it."""
+    return bool(_GENERATED_NAME.search(path.rpartition("/")[2]))
 
 
 def generated_by(text: str) -> str | None:

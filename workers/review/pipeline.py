@@ -27,7 +27,7 @@ from workers.review.copied_conditions import copied_condition_findings
 from workers.review.critic import CriticExample, critic_scores
 from workers.review.diff_model import NOTHING_TO_REVIEW, DiffModel
 from workers.review.findings import IN_TEST_CODE, Finding
-from workers.review.generated import generated_by
+from workers.review.generated import generated_by, named_as_generated
 from workers.review.lint_excludes import LintExcludes, lint_excludes
 from workers.review.llm_reviewer import LlmCall, LlmReviewResult, PastComment, llm_review
 from workers.review.neighbour_convention import with_neighbours
@@ -107,9 +107,12 @@ def _from_repo(
 
 def _leave_out_generated(request: ReviewRequest) -> None:
     """Mark the changed Python files a tool wrote (see ``workers.review.generated``) as not
-    reviewed, saying which header line told."""
+    reviewed, saying which header line (or the file's name) told."""
     for entry in request.diff.reviewable():
         if not entry.added or not entry.path.endswith(PYTHON_SUFFIXES):
+            continue
+        if named_as_generated(entry.path):
+            entry.skipped = "generated, as its name says"
             continue
         text = request.file_text(entry.path)
         header = generated_by(text) if text else None
