@@ -2431,6 +2431,24 @@ def test_exports_that_extend_another_modules_all_are_no_remark() -> None:
     assert [f.line for f in found if f.pattern == "ruff:PLE0604"] == [7]
 
 
+def test_a_lazy_modules_exports_unpacked_in_its_all_are_no_remark() -> None:
+    """vedo 2026.6 loads its submodules on first use: ``_LAZY_EXPORT_MAP, _LAZY_EXPORTS
+    = build_attr_map(...)``, a module ``__getattr__`` that serves them, and ``__all__ =
+    [*_LAZY_EXPORTS, "VedoLogo"]``: the names it serves. Without a module
+    ``__getattr__`` the unpacked name keeps PLE0604 (see above)."""
+    lazy = (
+        "from pkg._lazy import build_attr_map\n\n"
+        "_MAP, _EXPORTS = build_attr_map(('pkg.shapes', ['Sphere']))\n\n"
+        "__all__ = [*_EXPORTS, 'Logo']\n\n\n"
+        "def __getattr__(name):\n"
+        "    return _MAP[name]\n"
+    )
+    eager = lazy.replace("def __getattr__(name)", "def lookup(name)")
+    found = scan({"pkg/__init__.py": ("", lazy), "pkg/eager.py": ("", eager)})
+
+    assert [(f.path, f.line) for f in found if f.pattern == "ruff:PLE0604"] == [("pkg/eager.py", 5)]
+
+
 def test_a_minor_version_compared_beside_a_major_check_is_no_remark() -> None:
     """aiosql 15's tests: ``sys.version_info.major == 3 and sys.version_info.minor < 14``
     cannot go wrong on Python 4, the major is checked first; so under an ``if`` on the

@@ -3240,7 +3240,9 @@ def exports_by_their_names(source: str, row: int) -> bool:
     """Whether the ``__all__`` assigned (or added to) on ``row`` lists only strings and
     ``name.__name__`` reads: jsons 1.6 writes ``__all__ = [dump.__name__, …]`` so a
     rename cannot leave a stale string behind; or another module's ``__all__``, unpacked
-    (dspy's ``[*_vendored_all, …]`` of ``from … import __all__ as _vendored_all``).
+    (dspy's ``[*_vendored_all, …]`` of ``from … import __all__ as _vendored_all``), or
+    in a module that serves its names lazily (a module ``__getattr__``), a name
+    unpacked: vedo 2026.6's ``[*_LAZY_EXPORTS, "VedoLogo"]``, the names it serves.
     Those are strings, which ruff's PLE0604 cannot tell; any other expression there (a
     call, a name) keeps the remark."""
     tree = parse_source(source)
@@ -3254,10 +3256,17 @@ def exports_by_their_names(source: str, row: int) -> bool:
             continue
         value = node.value
         imported_alls = _imported_alls(tree)
+        lazy = any(isinstance(s, ast.FunctionDef) and s.name == "__getattr__" for s in tree.body)
         return isinstance(value, ast.List | ast.Tuple) and all(
             (isinstance(e, ast.Constant) and isinstance(e.value, str))
             or (isinstance(e, ast.Attribute) and e.attr == "__name__")
-            or (isinstance(e, ast.Starred) and _another_modules_all(e.value, imported_alls))
+            or (
+                isinstance(e, ast.Starred)
+                and (
+                    _another_modules_all(e.value, imported_alls)
+                    or (lazy and isinstance(e.value, ast.Name))
+                )
+            )
             for e in value.elts
         )
     return False
