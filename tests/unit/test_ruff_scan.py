@@ -993,6 +993,22 @@ def test_a_password_rule_on_a_name_that_holds_no_secret_is_no_remark() -> None:
     assert '"password"' in found[0].message
 
 
+def test_a_class_attribute_named_as_a_shared_store_is_no_remark() -> None:
+    """devito 4.8's ``class memoized_func: _scoped_caches = {}``: caches kept for the whole
+    process, one for all instances on purpose; so are a ``_registry`` and a singleton's
+    ``_instances``. Other mutable class attributes keep RUF012."""
+    source = (
+        "class Memo:\n"
+        "    _scoped_caches = {}\n"
+        "    _registry = []\n"
+        "    _instances = {}\n"
+        "    options = []\n"
+    )
+    found = scan({"pkg/memo.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RUF012"] == [5]
+
+
 def test_options_of_a_nested_meta_class_are_no_mutable_class_attributes() -> None:
     """Django 4.2's ``class Meta: required_db_features = {...}``: options a framework
     reads once, never an instance's state to share by mistake."""

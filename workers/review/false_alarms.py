@@ -3646,6 +3646,31 @@ def default_only_read(source: str, row: int) -> bool:
 _CACHE_WORDS = frozenset({"cache", "caches", "cached", "memo", "memos"})
 
 
+# What a class keeps for all its instances on purpose: devito's ``_scoped_caches = {}``
+_SHARED_STORE_WORDS = _CACHE_WORDS | {"registry", "registries", "instances"}
+
+
+def named_as_a_shared_store(source: str, row: int) -> bool:
+    """Whether the class attribute assigned on ``row`` (RUF012) is named as a store kept
+    for every instance: a cache, a registry, a singleton's instances."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for statement in node.body:
+            if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.lineno == row:
+                targets = (
+                    statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                )
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+                return bool(names) and all(
+                    _SHARED_STORE_WORDS & set(name.lower().split("_")) for name in names
+                )
+    return False
+
+
 def shared_on_purpose(source: str, row: int) -> bool:
     """Whether every mutable default on ``row`` (B006) belongs to a parameter named as a
     cache (matplotlib's ``_cache=weakref.WeakKeyDictionary()``, a ``memo={}``): one store

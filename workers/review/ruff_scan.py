@@ -97,6 +97,7 @@ from workers.review.false_alarms import (
     made_aware_later,
     major_checked_too,
     mutated_nowhere_in_the_file,
+    named_as_a_shared_store,
     names_a_shell,
     names_the_character,
     not_djangos_extra,
@@ -881,6 +882,7 @@ def _finding(
         or (code == "S105" and compared_with_many(text, row, column))
         or (code == "RUF012" and in_a_meta_class(text, row))
         or (code == "RUF012" and said_to_be_shared(text, row))
+        or (code == "RUF012" and named_as_a_shared_store(text, row))
         or (code is not None and code.startswith("DTZ") and said_to_be_naive(text, row))
         or (code in ("DTZ001", "DTZ005", "DTZ006") and made_aware_later(text, row, column))
         or (code == "F401" and in_type_comments(text, message))
