@@ -214,14 +214,21 @@ def spells_its_name(name: str, value: str) -> bool:
     return bool(words) and name_words(re.sub(r"[/+:]", " ", value)) == words
 
 
+# A name that says its value is a digest of something (feast's .secrets.baseline, as
+# detect-secrets writes it, lists each finding's ``"hashed_secret"``).
+_DIGEST_WORDS = frozenset({"hash", "hashed", "digest", "checksum", "sha1", "sha256", "md5"})
+
+
 def names_a_secret(name: str) -> bool:
     """Whether a name says its value is a secret: a secret word ends it (``API_KEY``,
     ``githubToken``, ``db.password``) or ``secret`` / ``password`` / ``apikey`` is one of
-    its words (``client_secret_value``). ``TOKENIZER_NAME``, ``token_type`` and a
-    tokenizer's ``unk_token`` are not."""
+    its words (``client_secret_value``). ``TOKENIZER_NAME``, ``token_type``, a
+    tokenizer's ``unk_token`` and a ``hashed_secret`` are not."""
     words = name_words(name)
     if len(words) >= 2 and words[-1] in ("token", "tokens") and words[-2] in _NO_CREDENTIAL:
         return False  # a tokenizer's special token (unk_token), a cursor (next_page_token)
+    if _DIGEST_WORDS.intersection(words):
+        return False  # a secret's hash (detect-secrets' "hashed_secret"): no one signs in with it
     return bool(words) and (
         words[-1] in _SECRET_NAME_ENDINGS or any(w in _SECRET_NAME_WORDS for w in words)
     )
