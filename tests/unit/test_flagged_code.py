@@ -15,7 +15,7 @@ def test_a_call_spread_over_lines_reads_as_the_same_call_on_one() -> None:
 
 def test_words_keep_the_space_between_them_and_strings_keep_theirs() -> None:
     assert canonical_code("not  x in  y") == "not x in y"
-    assert canonical_code("eval('a  b' % x)") == "eval('a  b'%x)"
+    assert canonical_code("eval('a  b' % x)") == 'eval("a  b"%x)'
 
 
 def test_a_fragment_that_does_not_tokenize_has_its_whitespace_collapsed() -> None:
@@ -35,5 +35,17 @@ def test_an_f_string_field_reads_the_same_however_it_is_spaced() -> None:
     after = canonical_code('f"SELECT * FROM {tb} SAMPLE bernoulli({frac * 100} PERCENT)"')
 
     assert before == after == 'f"SELECT * FROM {tb} SAMPLE bernoulli({frac*100} PERCENT)"'
-    assert canonical_code("rf'a  {{ x  }} {y:>{ width }}'") == "rf'a  {{ x  }} {y:>{width}}'"
-    assert canonical_code("'a {x + 1}'") == "'a {x + 1}'"
+    assert canonical_code("rf'a  {{ x  }} {y:>{ width }}'") == 'rf"a  {{ x  }} {y:>{width}}"'
+    assert canonical_code('"a {x + 1}"') == '"a {x + 1}"'
+
+
+def test_a_string_reads_the_same_in_either_quotes() -> None:
+    """ase 3.29 let its formatter turn ``eval("dict({})"`` into ``eval('dict({})'``: the
+    ``eval`` S307 flags is the one the team merged. A string holding the other quote
+    keeps its own."""
+    single = canonical_code("eval('dict({})'.format(', '.join(args)))")
+    double = canonical_code('eval("dict({})"\n    .format(", ".join(args)))')
+
+    assert single == double == 'eval("dict({})".format(", ".join(args)))'
+    assert canonical_code("f'{x}' + r'''a\"b'''") == "f\"{x}\"+r'''a\"b'''"
+    assert canonical_code("'say \"hi\"'") == "'say \"hi\"'"

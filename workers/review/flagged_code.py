@@ -60,9 +60,25 @@ def canonical_code(text: str) -> str:
             continue
         if out and _WORD_END.search(out[-1]) and _WORD_START.search(token.string):
             out.append(" ")
-        is_f_string = token.type == tokenize.STRING and "f" in _prefix(token.string).lower()
-        out.append(_with_canonical_fields(token.string) if is_f_string else token.string)
+        text = token.string
+        if token.type == tokenize.STRING:
+            if "f" in _prefix(text).lower():
+                text = _with_canonical_fields(text)
+            text = _in_double_quotes(text)
+        out.append(text)
     return "".join(out)
+
+
+def _in_double_quotes(literal: str) -> str:
+    """A string literal in double quotes when it holds none: ase 3.29's formatter wrote
+    ``"dict({})"`` as ``'dict({})'``, the same string."""
+    prefix = _prefix(literal)
+    body = literal[len(prefix) :]
+    for single, double in (("'''", '"""'), ("'", '"')):
+        if len(body) >= 2 * len(single) and body.startswith(single) and body.endswith(single):
+            inner = body[len(single) : -len(single)]
+            return literal if '"' in inner else f"{prefix}{double}{inner}{double}"
+    return literal
 
 
 def _prefix(literal: str) -> str:
