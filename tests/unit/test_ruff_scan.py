@@ -3406,16 +3406,20 @@ def test_a_default_named_as_a_cache_is_shared_on_purpose() -> None:
 
 def test_a_dash_in_a_sentence_of_a_string_is_written_as_meant() -> None:
     """optax 0.2.8's test message "Complex Newton\u2013Schulz did not produce a unitary
-    matrix." joins two names with an en dash, as typography wants. A dash where a command
-    line wants a hyphen (``"\u2013verbose"``), or in a string of one word, stays a remark."""
+    matrix." joins two names with an en dash, as typography wants; so does ase 3.29's
+    label "Lennard\u2013Jones potential", two words and a dash between letters. A dash
+    where a command line wants a hyphen (``"\u2013verbose"``), or in a string of one word,
+    stays a remark."""
     source = (
         'MSG = "Complex Newton\u2013Schulz did not produce a unitary matrix."\n'
         'OPTION = "\u2013verbose"\n'
         'RANGE = "1\u20139"\n'
+        'LABEL = "Lennard\u2013Jones potential"\n'
+        'FLAG = "run \u2013v"\n'
     )
     found = scan({"pkg/msg.py": ("", source)})
 
-    assert [f.line for f in found if f.pattern == "ruff:RUF001"] == [2, 3]
+    assert [f.line for f in found if f.pattern == "ruff:RUF001"] == [2, 3, 5]
 
 
 def test_a_typographic_apostrophe_between_letters_is_written_as_meant() -> None:

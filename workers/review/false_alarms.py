@@ -3330,13 +3330,18 @@ def a_symbol_in_a_sentence(source: str, row: int, message: str) -> bool:
     unitary matrix." joins two names with an en dash, as typography wants. A dash in a string
     of one word (a command line's ``"<en dash>verbose"``) stays a remark. The typographic
     apostrophe between two letters is an elision whatever the length (datacontract-cli's
-    French "Échec de l<apostrophe>enregistrement")."""
+    French "Échec de l<apostrophe>enregistrement"), and an en dash between two letters
+    in words joins them (ase's "Lennard<en dash>Jones potential")."""
     found = _AMBIGUOUS.search(message)
     if found is None or found.group(1).isalnum():
         return False
     char = found.group(1)
     if char == _APOSTROPHE:  # an elision or a possessive (French "l<apostrophe>")
         return any(_ELIDED.search(value) for value in strings_on(source, row))
+    if char == _EN_DASH and any(
+        " " in value and _JOINED.search(value) for value in strings_on(source, row)
+    ):
+        return True  # two names joined in prose: ase's "Lennard<en dash>Jones potential"
     return any(
         char in value and " " in value and len(_WORD.findall(value)) >= SENTENCE_WORDS
         for value in strings_on(source, row)
@@ -3345,6 +3350,8 @@ def a_symbol_in_a_sentence(source: str, row: int, message: str) -> bool:
 
 _APOSTROPHE = "\u2019"  # RIGHT SINGLE QUOTATION MARK, typography's apostrophe
 _ELIDED = re.compile(r"[^\W\d_]\u2019[^\W\d_]")
+_EN_DASH = "\u2013"
+_JOINED = re.compile(r"[^\W\d_]\u2013[^\W\d_]")  # between two letters
 
 
 def _script(char: str) -> str:
