@@ -1196,16 +1196,20 @@ def test_a_function_that_says_up_front_it_finds_nan_compares_on_purpose() -> Non
 
 def test_none_or_not_equal_to_itself_is_the_missing_value_test() -> None:
     """clickhouse-connect 1.13: ``0.0 if value is None or value != value else value``, a
-    value missing as ``None`` or as NaN. Compared with itself beside a test of another
+    value missing as ``None`` or as NaN; so is momepy 1.0's positive form, ``{i for i in
+    ids if i is not None and i == i}``. Compared with itself beside a test of another
     name keeps PLR0124."""
     source = (
         "def fill(column, other):\n"
         "    data = [0.0 if value is None or value != value else value for value in column]\n"
-        "    return data, [v for v in column if other is None or v != v]\n"
+        "    return data, [v for v in column if other is None or v != v]\n\n\n"
+        "def present(ids, other):\n"
+        "    kept = {i for i in ids if i is not None and i == i}\n"
+        "    return kept, [i for i in ids if other is not None and i == i]\n"
     )
     found = scan({"clickhouse_connect/driver/insert.py": ("", source)})
 
-    assert [f.line for f in found if f.pattern == "ruff:PLR0124"] == [3]
+    assert [f.line for f in found if f.pattern == "ruff:PLR0124"] == [3, 8]
 
 
 def test_logging_an_exception_in_a_function_handed_it_is_no_remark() -> None:

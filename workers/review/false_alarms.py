@@ -3416,7 +3416,9 @@ def tests_for_nan(source: str, row: int, message: str) -> bool:
 
 def _missing_as_none_or_nan(tree: ast.Module, row: int, name: str) -> bool:
     """Whether ``name is None or name != name`` stands on ``row``: a value missing as
-    ``None`` or as NaN (clickhouse-connect's ``0.0 if value is None or value != value``)."""
+    ``None`` or as NaN (clickhouse-connect's ``0.0 if value is None or value != value``),
+    or its converse, ``name is not None and name == name`` (momepy's ids that are
+    present)."""
 
     def asks(test: ast.expr, op: type[ast.cmpop], right: ast.expr | None) -> bool:
         return (
@@ -3429,14 +3431,18 @@ def _missing_as_none_or_nan(tree: ast.Module, row: int, name: str) -> bool:
         )
 
     none = ast.Constant(value=None)
-    return any(
-        isinstance(node, ast.BoolOp)
-        and isinstance(node.op, ast.Or)
-        and node.lineno <= row <= (node.end_lineno or node.lineno)
-        and any(asks(v, ast.Is, none) for v in node.values)
-        and any(asks(v, ast.NotEq, None) for v in node.values)
-        for node in ast.walk(tree)
-    )
+    forms = {ast.Or: (ast.Is, ast.NotEq), ast.And: (ast.IsNot, ast.Eq)}
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.BoolOp) and node.lineno <= row <= (node.end_lineno or node.lineno)
+        ):
+            continue
+        is_none, to_itself = forms[type(node.op)]
+        if any(asks(v, is_none, none) for v in node.values) and any(
+            asks(v, to_itself, None) for v in node.values
+        ):
+            return True
+    return False
 
 
 def _opening(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[str]:
