@@ -8,7 +8,7 @@ import pytest
 
 from workers.review.diff_model import DiffModel
 from workers.review.findings import NEIGHBOUR_FILES, NEIGHBOURS_READ, Finding
-from workers.review.neighbour_convention import MAX_NEIGHBOURS, with_neighbours
+from workers.review.neighbour_convention import MAX_FOLDERS, MAX_NEIGHBOURS, with_neighbours
 from workers.review.ruff_scan import rules_by_file
 
 
@@ -150,3 +150,17 @@ def test_ruff_reports_the_rules_each_file_earns() -> None:
     )
 
     assert found == {"pkg/a.py": {"RUF012"}, "pkg/b.py": set()}
+
+
+def test_a_change_adding_a_whole_tree_asks_a_few_folders_and_lints_once() -> None:
+    folders = [f"pkg{i:02}" for i in range(MAX_FOLDERS + 3)]
+    repo = Folder({f"{folder}/old.py": "RUF012" for folder in folders})
+    news = [f"{folder}/new.py" for folder in folders]
+
+    found = with_neighbours(
+        [_finding(path) for path in news], _diff(news), repo.list_folder, repo.read, repo.lint
+    )
+
+    assert repo.listed == folders[:MAX_FOLDERS]
+    assert len(repo.linted) == 1
+    assert [bool(f.extra) for f in found] == [True] * MAX_FOLDERS + [False] * 3

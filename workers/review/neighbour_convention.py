@@ -25,13 +25,15 @@ from workers.review.diff_model import DiffModel
 from workers.review.findings import NEIGHBOUR_FILES, NEIGHBOURS_READ, Finding, severity_rank
 from workers.review.generated import generated_by
 
-__all__ = ["MAX_NEIGHBOURS", "with_neighbours"]
+__all__ = ["MAX_FOLDERS", "MAX_NEIGHBOURS", "with_neighbours"]
 
 log = logging.getLogger(__name__)
 
 _HIGH = severity_rank("high")
 
 MAX_NEIGHBOURS = 6
+# folders asked per review: a PR that adds a whole tree lists and reads no more than this
+MAX_FOLDERS = 8
 
 # folder → the repository paths of the files in it (None: not known)
 ListFolder = Callable[[str], "Sequence[str] | None"]
@@ -47,28 +49,44 @@ def with_neighbours(
     lint: Lint,
 ) -> list[Finding]:
     """``findings`` with, on each ruff remark of a file the change adds, how the modules
-    beside that file are written (see the module docstring). A folder that cannot be
-    listed, read or linted leaves its findings as they were: the review goes on."""
+    beside that file are written (see the module docstring). The first
+    ``MAX_FOLDERS`` folders (by name) are asked, their modules linted in one run. A
+    folder that cannot be listed or read, or a lint that fails, leaves the findings as
+    they were: the review goes on."""
     asked = {id(f): f for f in findings if _asks_neighbours(f, diff)}
     changed = {entry.path for entry in diff.files}
-    earned: dict[str, tuple[Counter[str], int]] = {}
-    for folder in sorted({_folder(f.path) for f in asked.values()}):
+    beside: dict[str, dict[str, str]] = {}
+    for folder in sorted({_folder(f.path) for f in asked.values()})[:MAX_FOLDERS]:
         try:
-            found = _earned_in(folder, changed, list_folder, read, lint)
+            texts = _neighbours_of(folder, changed, list_folder, read)
         except Exception as exc:  # neighbours are a nicety; never fail a review on them
             log.warning("neighbour modules unread", extra={"folder": folder, "error": str(exc)})
             continue
-        if found is not None:
-            earned[folder] = found
+        if texts:
+            beside[folder] = texts
+    if not beside:
+        return list(findings)
+    try:
+        by_file = lint({path: text for texts in beside.values() for path, text in texts.items()})
+    except Exception as exc:
+        log.warning("neighbour modules not linted", extra={"error": str(exc)})
+        return list(findings)
+    earned = {
+        folder: Counter(code for path in texts for code in by_file.get(path, ()))
+        for folder, texts in beside.items()
+    }
     out = []
     for finding in findings:
-        found = earned.get(_folder(finding.path)) if id(finding) in asked else None
-        if found is None:
+        folder = _folder(finding.path)
+        if id(finding) not in asked or folder not in earned:
             out.append(finding)
             continue
-        counts, total = found
         code = finding.pattern.partition(":")[2]
-        extra = {**finding.extra, NEIGHBOUR_FILES: counts[code], NEIGHBOURS_READ: total}
+        extra = {
+            **finding.extra,
+            NEIGHBOUR_FILES: earned[folder][code],
+            NEIGHBOURS_READ: len(beside[folder]),
+        }
         out.append(replace(finding, extra=extra))
     return out
 
@@ -87,16 +105,15 @@ def _folder(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-def _earned_in(
+def _neighbours_of(
     folder: str,
     changed: set[str],
     list_folder: ListFolder,
     read: Callable[[str], str | None],
-    lint: Lint,
-) -> tuple[Counter[str], int] | None:
-    """How many of the folder's unchanged modules earn each rule, and how many were read;
-    for a folder the change adds whole, those of the folder above it (feature-engine
-    1.9.4's new ``text`` package is written like the package it joins)."""
+) -> dict[str, str]:
+    """The texts of up to ``MAX_NEIGHBOURS`` of the folder's modules the change leaves
+    alone; for a folder the change adds whole, those of the folder above it
+    (feature-engine 1.9.4's new ``text`` package is written like the package it joins)."""
     texts: dict[str, str] = {}
     for place in dict.fromkeys([folder, _folder(folder)] if folder else [folder]):
         listed = list_folder(place) or ()
@@ -108,7 +125,4 @@ def _earned_in(
                 texts[path] = text
         if texts:
             break
-    if not texts:
-        return None
-    by_file = lint(texts)
-    return Counter(code for codes in by_file.values() for code in codes), len(texts)
+    return texts
