@@ -461,6 +461,17 @@ def test_in_line_fix_becomes_replacement_line() -> None:
     assert finding.suggestion == 'GREETING = "hello"'
 
 
+def test_a_fix_that_leaves_only_a_noqa_comment_deletes_the_line() -> None:
+    """pymoo 0.6.2's ``class HV(Hypervolume): "Alias." / pass  # noqa: E701``: ruff's
+    PIE790 fix takes the ``pass`` and keeps the comment, which then silences nothing.
+    The suggestion deletes the line; a fix that keeps other code keeps its comment."""
+    new = 'class HV(Base):\n    """Alias."""\n\n    pass  # noqa: E701\n'
+
+    (finding,) = [f for f in scan({"a.py": ("", new)}) if f.pattern == "ruff:PIE790"]
+
+    assert (finding.line, finding.suggestion) == (4, "")
+
+
 def test_fix_over_several_added_lines_is_multi_line_suggestion() -> None:
     new = "from typing import (\n    Dict,\n    List,\n)\n\nVALUE = 1\n"
 

@@ -1413,9 +1413,16 @@ def _suggestion(
     if replacement == original:
         return None
     suggestion = _strip_break(replacement)
-    if replacement and not suggestion.strip():
+    if suggestion and all(_ONLY_NOQA.match(line) for line in suggestion.splitlines()):
+        suggestion = ""  # a noqa comment the fix left behind silences nothing: delete it
+    elif replacement and not suggestion.strip():
         return None  # the lines would become blank ones; "" would delete them instead
     return first, last, suggestion
+
+
+# a line that is nothing but a noqa comment (pymoo's ``pass`` followed by one for E701,
+# once PIE790's fix took the ``pass``)
+_ONLY_NOQA = re.compile(r"^\s*#\s*noqa\b.*$", re.IGNORECASE)
 
 
 def _strip_break(text: str) -> str:
