@@ -2346,6 +2346,20 @@ def test_a_character_of_another_script_among_its_own_is_not_ambiguous() -> None:
     assert [f.line for f in found if f.pattern.startswith("ruff:RUF00")] == [4, 5, 6]
 
 
+def test_a_letter_after_a_line_break_escape_is_among_its_own_script() -> None:
+    """lm-eval 0.4.13's Greek MMLU prompt: ``"...\\n\\nΕρώτηση: {}"``: the n before
+    the Greek capital epsilon is the escape of a line break, not a Latin letter beside
+    it. A Cyrillic a right after an ASCII letter still reads as the Latin letter."""
+    source = (
+        'PROMPT = "\u0395\u03c0\u03af\u03bb\u03b5\u03be\u03b5!\\n\\n'
+        '\u0395\u03c1\u03ce\u03c4\u03b7\u03c3\u03b7: {}"\n'
+        'WORD = "p\u0430ss"\n'
+    )
+    found = scan({"tasks/greek/utils.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern.startswith("ruff:RUF00")] == [2]
+
+
 def test_a_lone_letter_is_its_own_script_in_a_file_written_in_that_script() -> None:
     """num2words 0.5.14's Chechen tests: each case's noun-class letter (``"\u0431"``) beside
     the numeral's words. A lone Cyrillic a in a file with no Cyrillic word keeps RUF001."""

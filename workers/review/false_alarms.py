@@ -3153,9 +3153,15 @@ def _character_of(message: str) -> str | None:
     return char if len(char) == 1 else None
 
 
+# an escape of a control character (``\n``, ``\t``) right before a place: lm-eval's
+# Greek prompt starts a line with a capital epsilon after "\n\n"
+_ESCAPE_BEFORE = re.compile(r"(?<!\\)(?:\\\\)*\\[nrt]\Z")
+
+
 def in_its_own_script(source: str, row: int, message: str) -> bool:
     """Whether every place on line ``row`` of the character ruff's RUF001-3 ``message``
-    names has no ASCII letter or digit beside it, and is not a letter standing alone."""
+    names has no ASCII letter or digit beside it (the letter of an escape such as
+    ``\n`` is none), and is not a letter standing alone."""
     char = _character_of(message)
     lines = _LINE_BREAK.split(source)
     if char is None or not 0 < row <= len(lines):
@@ -3166,6 +3172,8 @@ def in_its_own_script(source: str, row: int, message: str) -> bool:
         return False
     for i in places:
         beside = [line[j] for j in (i - 1, i + 1) if 0 <= j < len(line)]
+        if _ESCAPE_BEFORE.search(line, 0, i):  # "\n" before it: a line break, no letter n
+            beside = beside[1:]
         if any(c.isascii() and c.isalnum() for c in beside):
             return False
         if (
