@@ -164,3 +164,25 @@ def test_a_change_adding_a_whole_tree_asks_a_few_folders_and_lints_once() -> Non
     assert repo.listed == folders[:MAX_FOLDERS]
     assert len(repo.linted) == 1
     assert [bool(f.extra) for f in found] == [True] * MAX_FOLDERS + [False] * 3
+
+
+def test_a_typing_spelling_is_read_from_the_neighbours_text() -> None:
+    """rich-toolkit 0.20.6's new ``_console.py`` imports ``annotations`` from
+    ``__future__``, so ruff asks it for ``X | None``; the modules beside it write
+    ``Optional[...]`` too, without that import, and ruff says nothing of them."""
+    repo = Folder(
+        {
+            "pkg/a.py": "from typing import Optional\ndef f(x: Optional[int]): ...",
+            "pkg/b.py": "def g(y: 'Optional[str]'): ...",
+            "pkg/c.py": "def h(z: int | None): ...",
+        }
+    )
+    (found,) = with_neighbours(
+        [_finding("pkg/new.py", "ruff:UP045")],
+        _diff(["pkg/new.py"]),
+        repo.list_folder,
+        repo.read,
+        repo.lint,
+    )
+
+    assert (found.extra[NEIGHBOUR_FILES], found.extra[NEIGHBOURS_READ]) == (2, 3)

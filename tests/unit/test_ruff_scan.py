@@ -2347,9 +2347,10 @@ def test_a_character_of_another_script_among_its_own_is_not_ambiguous() -> None:
 
 
 def test_a_letter_after_a_line_break_escape_is_among_its_own_script() -> None:
-    """lm-eval 0.4.13's Greek MMLU prompt: ``"...\\n\\nΕρώτηση: {}"``: the n before
-    the Greek capital epsilon is the escape of a line break, not a Latin letter beside
-    it. A Cyrillic a right after an ASCII letter still reads as the Latin letter."""
+    """lm-eval 0.4.13's Greek MMLU prompt starts a line of its text with the word for
+    "question" after ``\\n\\n``: the n before the Greek capital epsilon is the escape
+    of a line break, not a Latin letter beside it. A Cyrillic a right after an ASCII
+    letter still reads as the Latin letter."""
     source = (
         'PROMPT = "\u0395\u03c0\u03af\u03bb\u03b5\u03be\u03b5!\\n\\n'
         '\u0395\u03c1\u03ce\u03c4\u03b7\u03c3\u03b7: {}"\n'

@@ -17,6 +17,7 @@ High and security remarks are never a matter of convention and are not asked abo
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -72,7 +73,9 @@ def with_neighbours(
         log.warning("neighbour modules not linted", extra={"error": str(exc)})
         return list(findings)
     earned = {
-        folder: Counter(code for path in texts for code in by_file.get(path, ()))
+        folder: Counter(
+            code for path, text in texts.items() for code in _earned(by_file.get(path), text)
+        )
         for folder, texts in beside.items()
     }
     out = []
@@ -89,6 +92,27 @@ def with_neighbours(
         }
         out.append(replace(finding, extra=extra))
     return out
+
+
+# How typing's names are spelled, read from the text: ruff asks for ``X | None`` only in
+# a module that imports ``annotations`` from ``__future__`` (on a Python before 3.10), so
+# rich-toolkit's new ``_console.py`` draws UP045 for the ``Optional[...]`` every module
+# beside it writes without that import, and draws no remark.
+_SPELLED = {
+    "UP006": re.compile(r"\b(?:List|Dict|Set|FrozenSet|Tuple|Type|DefaultDict|Deque)\["),
+    "UP035": re.compile(
+        r"^\s*from typing import [^\n]*\b(?:List|Dict|Set|FrozenSet|Tuple|Type|Callable"
+        r"|Iterable|Iterator|Mapping|Sequence|Generator|AsyncGenerator|AsyncIterator)\b",
+        re.MULTILINE,
+    ),
+    "UP007": re.compile(r"\bUnion\["),
+    "UP045": re.compile(r"\bOptional\["),
+}
+
+
+def _earned(linted: set[str] | None, text: str) -> set[str]:
+    """The rules a neighbour earns: ruff's, and the typing spellings its text uses."""
+    return (linted or set()) | {code for code, spelled in _SPELLED.items() if spelled.search(text)}
 
 
 def _asks_neighbours(finding: Finding, diff: DiffModel) -> bool:
