@@ -3081,6 +3081,26 @@ def test_a_number_default_converted_at_once_is_a_minor_env_remark() -> None:
     ]
 
 
+def test_a_function_that_ends_sleeping_forever_falls_off_no_end() -> None:
+    """sse-starlette 3.7's test doubles: ``async def receive(): … return {…}`` on the
+    first call, then ``await anyio.sleep_forever()``, which never returns: nothing falls
+    off the end. A function ending in a plain ``sleep`` keeps RET503."""
+    source = (
+        "import anyio\n\n\n"
+        "async def receive(first):\n"
+        "    if first:\n"
+        "        return {'type': 'http.request'}\n"
+        "    await anyio.sleep_forever()\n\n\n"
+        "async def poll(first):\n"
+        "    if first:\n"
+        "        return {'type': 'http.request'}\n"
+        "    await anyio.sleep(1)\n"
+    )
+    found = scan({"tests/test_stream.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:RET503"] == [10]
+
+
 def test_a_function_that_returns_only_when_a_value_is_there_is_a_minor_ret503() -> None:
     """ntlm-auth 1.5's ``session_key``: ``if self._authenticate_message: return
     self._authenticate_message.exported_session_key``, and param 2.4's ``__call__``

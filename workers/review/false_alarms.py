@@ -2323,6 +2323,27 @@ def a_local_variable_first(source: str, row: int, column: int) -> bool:
     )
 
 
+# Calls that never return: anyio's and trio's ``sleep_forever`` (a test double's
+# ``receive`` that has nothing more to give waits until it is cancelled).
+_NEVER_RETURN = frozenset({"sleep_forever"})
+
+
+def ends_waiting_forever(source: str, row: int) -> bool:
+    """Whether the function RET503 reports on ``row`` ends with a call that never
+    returns, awaited or not: nothing falls off its end (sse-starlette 3.7's tests)."""
+    tree = parse_source(source)
+    if tree is None:
+        return False
+    functions = _functions_around(tree, row)
+    if not functions:
+        return False
+    last = functions[-1].body[-1]
+    if not isinstance(last, ast.Expr):
+        return False
+    call = last.value.value if isinstance(last.value, ast.Await) else last.value
+    return isinstance(call, ast.Call) and called_name(call.func) in _NEVER_RETURN
+
+
 def the_subject_of_its_function(source: str, row: int, column: int) -> bool:
     """Whether the capital name the comparison at ``row``/``column`` starts with (SIM300)
     names what its function is about: every word of it is a word of the function's name.

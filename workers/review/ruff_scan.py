@@ -63,6 +63,7 @@ from workers.review.false_alarms import (
     counts_on_from_itself,
     default_only_read,
     defines_names_at_run_time,
+    ends_waiting_forever,
     entered_in_a_stack,
     escapes_every_value,
     exports_by_their_names,
@@ -891,6 +892,7 @@ def _finding(
         or (code == "S310" and opens_web_addresses_only(text, row))
         or (code == "RUF063" and falls_back_from_get_annotations(text, row))
         or (code == "PLE0604" and exports_by_their_names(text, row))
+        or (code == "RET503" and ends_waiting_forever(text, row))
         or (code == "PLE0605" and copies_another_all(text, row))
         or (code == "B904" and reraises_an_outer_exception(text, row))
         or (code in ("YTT203", "YTT204") and major_checked_too(text, row))
