@@ -3081,6 +3081,21 @@ def test_a_number_default_converted_at_once_is_a_minor_env_remark() -> None:
     ]
 
 
+def test_an_environment_variable_named_as_its_owner_spells_it_is_no_remark() -> None:
+    """mpremote 1.29 reads ``os.environ.get("ConEmuANSI")``, the name ConEmu gives it:
+    capitalized, it is another variable on Linux (ruff already leaves curl's lower-case
+    ``http_proxy`` be). A lower-case name of the project's own keeps SIM112."""
+    source = (
+        "import os\n\n"
+        'ANSI = os.environ.get("ConEmuANSI") == "ON"\n'
+        'PROXY = os.environ.get("http_proxy")\n'
+        'HOME = os.environ.get("my_home")\n'
+    )
+    found = scan({"pkg/console.py": ("", source)})
+
+    assert [f.line for f in found if f.pattern == "ruff:SIM112"] == [5]
+
+
 def test_a_function_that_ends_sleeping_forever_falls_off_no_end() -> None:
     """sse-starlette 3.7's test doubles: ``async def receive(): … return {…}`` on the
     first call, then ``await anyio.sleep_forever()``, which never returns: nothing falls

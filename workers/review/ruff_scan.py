@@ -972,6 +972,7 @@ def _finding(
         or (code == "S104" and compared_not_bound(text, row, column))
         or (code == "B008" and _makes_a_sentinel(message))
         or (code == "S103" and _only_the_owner_writes(message))
+        or (code == "SIM112" and _spelled_in_mixed_case(message))
         or (code in ("B008", "B039") and an_immutable_instance(text, row, column))
         or (code is not None and disabled_by_pylint(text, row, code))
         or (code is not None and silenced_by_nosec(text, row, code))
@@ -1144,6 +1145,17 @@ _SENTINELS = frozenset(
     {"deprecated", "missing", "unset", "notset", "sentinel", "undefined", "nodefault"}
     | {"notgiven", "omitted", "unspecified", "nothing"}
 )
+
+
+_ENV_NAME = re.compile(r"instead of `([^`]+)`")
+
+
+def _spelled_in_mixed_case(message: str) -> bool:
+    """Whether SIM112's variable is written in mixed case (``ConEmuANSI``): the name
+    its owner gave it, typed with care; capitalized it is another variable on Linux."""
+    found = _ENV_NAME.search(message)
+    name = found.group(1) if found else ""
+    return any(c.isupper() for c in name) and any(c.islower() for c in name)
 
 
 _MASK = re.compile(r"mask `(0o[0-7]+|\d+)`")
