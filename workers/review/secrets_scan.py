@@ -325,8 +325,11 @@ _STAND_IN_WORDS = _SECRET_NAME_ENDINGS | {"pass", "apikey"}
 
 def _names_what_it_stands_for(value: str) -> bool:
     """A few plain words, one of which says what the value stands in for: kombu's tests
-    pass ``"fresh_token"``, ``"session-token"``, ``"sts-secret"``, ``"TestPassword"``."""
+    pass ``"fresh_token"``, ``"session-token"``, ``"sts-secret"``, ``"TestPassword"``;
+    numbered, one of a batch (django-oauth-toolkit's ``"batch-token-1049"``)."""
     words = name_words(value)
+    if len(words) > 1 and words[-1].isdigit():
+        words = words[:-1]
     return (
         0 < len(words) <= 4
         and all(word.isalpha() for word in words)
@@ -388,6 +391,7 @@ def find_secrets(text: str) -> list[SecretHit]:
             if rule.kind == "generic-secret" and (
                 not names_a_secret(match.group(1))
                 or _WORDY_VALUE.match(value)
+                or _names_what_it_stands_for(value)
                 or _BETWEEN_STRINGS.match(value)
                 or _PLAIN_ADDRESS.match(value)
                 or _PASSWORD_HASH.match(value)
