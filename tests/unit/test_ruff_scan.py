@@ -3096,6 +3096,28 @@ def test_an_environment_variable_named_as_its_owner_spells_it_is_no_remark() -> 
     assert [f.line for f in found if f.pattern == "ruff:SIM112"] == [5]
 
 
+def test_a_name_several_new_files_use_undefined_is_provided_to_them() -> None:
+    """rocketry 3.0's documentation snippets (``docs/code/...``) each use the ``app`` an
+    earlier snippet on the page made: undefined in every one of them, which no slip
+    does across three files. Minor there; a name one file alone lacks stays important."""
+    snippet = "@app.task('daily')\ndef do_things():\n    ...\n"
+    found = scan(
+        {
+            "docs/code/a.py": ("", snippet),
+            "docs/code/b.py": ("", snippet),
+            "docs/code/c.py": ("", snippet),
+            "pkg/run.py": ("", "def go():\n    return sesion.run()\n"),
+        }
+    )
+
+    assert sorted((f.path, f.severity) for f in found if f.pattern == "ruff:F821") == [
+        ("docs/code/a.py", "low"),
+        ("docs/code/b.py", "low"),
+        ("docs/code/c.py", "low"),
+        ("pkg/run.py", "high"),
+    ]
+
+
 def test_a_function_that_ends_sleeping_forever_falls_off_no_end() -> None:
     """sse-starlette 3.7's test doubles: ``async def receive(): … return {…}`` on the
     first call, then ``await anyio.sleep_forever()``, which never returns: nothing falls

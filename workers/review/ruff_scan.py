@@ -504,16 +504,39 @@ def run_ruff(
                     used_undefined.add((repo_path, undefined.group(1)))
     old = _old_remarks(added_has, removed_had)
     old |= _moved_remarks(added_has, removed_had, old)
-    return sorted(
-        (
-            _with_unchanged(f, unchanged)
-            for key, f in findings.items()
-            if key not in old
-            and not _no_older_than_the_file(f, compiles_from)
-            and not _undefined_here_before(f, used_undefined)
-        ),
-        key=lambda f: (f.path, f.line, f.pattern),
-    )
+    kept = [
+        _with_unchanged(f, unchanged)
+        for key, f in findings.items()
+        if key not in old
+        and not _no_older_than_the_file(f, compiles_from)
+        and not _undefined_here_before(f, used_undefined)
+    ]
+    return sorted(_provided_names_minor(kept), key=lambda f: (f.path, f.line, f.pattern))
+
+
+# Files that use one name undefined, past which it is provided to them, not misspelt.
+_PROVIDED_IN_FILES = 3
+
+
+def _provided_names_minor(findings: list[Finding]) -> list[Finding]:
+    """``findings`` with an undefined name (F821) that ``_PROVIDED_IN_FILES`` files or
+    more use made minor: something gives it to all of them that ruff cannot see
+    (rocketry 3.0's documentation snippets each use the ``app`` an earlier snippet on
+    the page made; a name a framework puts in builtins). A slip is one file's."""
+    files: dict[str, set[str]] = {}
+    for f in findings:
+        match = _UNDEFINED_NAME.search(f.message) if f.pattern == "ruff:F821" else None
+        if match is not None:
+            files.setdefault(match.group(1), set()).add(f.path)
+    shared = {name for name, paths in files.items() if len(paths) >= _PROVIDED_IN_FILES}
+    return [
+        replace(f, severity="low")
+        if f.pattern == "ruff:F821"
+        and (match := _UNDEFINED_NAME.search(f.message)) is not None
+        and match.group(1) in shared
+        else f
+        for f in findings
+    ]
 
 
 def _check_command(
