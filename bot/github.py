@@ -231,16 +231,7 @@ class InstallationClient:
 
     def read_file(self, repo: str, path: str) -> str | None:
         """A file from the default branch, or None when it (or the repo) does not exist."""
-        try:
-            _, data = self._gh.requester.requestJsonAndCheck(
-                "GET", f"/repos/{repo}/contents/{quote(path, safe='/')}"
-            )
-        except GithubException as exc:
-            if exc.status == 404:
-                return None
-            raise GitHubError(exc.status, _message(exc)) from exc
-        except RequestException as exc:
-            raise _unreachable(exc) from exc
+        data = self._contents(repo, path, None)
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
         content = data.get("content") or ""
@@ -289,16 +280,7 @@ class InstallationClient:
         link (GitHub answers with the file it points at), or over the 1 MB that the
         contents API serves (GitHub answers 403 ``too_large``: a generated module or a data
         file, whose review is not worth fetching it another way)."""
-        try:
-            _, data = self._gh.requester.requestJsonAndCheck(
-                "GET", f"/repos/{repo}/contents/{quote(path, safe='/')}", parameters={"ref": ref}
-            )
-        except GithubException as exc:
-            if exc.status == 404 or _too_large(exc):
-                return None
-            raise GitHubError(exc.status, _message(exc)) from exc
-        except RequestException as exc:
-            raise _unreachable(exc) from exc
+        data = self._contents(repo, path, ref, too_large=True)
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
         if data.get("path") not in (None, path.strip("/")):
@@ -308,6 +290,23 @@ class InstallationClient:
             return None
         return raw.decode("utf-8", errors="replace")
 
+    def _contents(self, repo: str, path: str, ref: str | None, *, too_large: bool = False) -> Any:
+        """``GET /contents/{path}`` (at ``ref``, else the default branch): a file's or a
+        folder's entry, or None when there is none (or, with ``too_large``, when the file
+        is over the 1 MB the contents API serves: GitHub answers 403 ``too_large``)."""
+        parameters = {"ref": ref} if ref is not None else None
+        try:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "GET", f"/repos/{repo}/contents/{quote(path, safe='/')}", parameters=parameters
+            )
+        except GithubException as exc:
+            if exc.status == 404 or (too_large and _too_large(exc)):
+                return None
+            raise GitHubError(exc.status, _message(exc)) from exc
+        except RequestException as exc:
+            raise _unreachable(exc) from exc
+        return data
+
     def folder_at(self, repo: str, path: str, ref: str) -> list[str] | None:
         """The paths of the files directly in the folder ``path`` at ``ref`` (its
         folders, symbolic links and submodules left out); None when there is no such
@@ -315,16 +314,7 @@ class InstallationClient:
         folder = path.strip("/")
         if not folder:
             return None
-        try:
-            _, data = self._gh.requester.requestJsonAndCheck(
-                "GET", f"/repos/{repo}/contents/{quote(folder, safe='/')}", parameters={"ref": ref}
-            )
-        except GithubException as exc:
-            if exc.status == 404:
-                return None
-            raise GitHubError(exc.status, _message(exc)) from exc
-        except RequestException as exc:
-            raise _unreachable(exc) from exc
+        data = self._contents(repo, folder, ref)
         if not isinstance(data, list):
             return None  # a file, not a folder
         return [
