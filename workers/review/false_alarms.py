@@ -953,6 +953,29 @@ def _annotated(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return function.returns is not None or any(a.annotation is not None for a in every)
 
 
+def _names_set_by(statement: ast.stmt) -> list[str]:
+    """The plain names an assignment or an annotated assignment sets (none for others)."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign):
+        targets = [statement.target]
+    else:
+        targets = []
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def _class_attributes_on(tree: ast.Module, row: int) -> list[str]:
+    """The names a class body's assignment on ``row`` sets."""
+    return [
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for statement in node.body
+        if isinstance(statement, ast.Assign | ast.AnnAssign) and _on_row(statement, row)
+        for name in _names_set_by(statement)
+    ]
+
+
 def _attribute_names(tree: ast.Module) -> set[str]:
     """Every name the module reaches as an attribute (``x.name``) or defines in a
     class: a function, an assignment or an annotation of its body."""
@@ -963,14 +986,7 @@ def _attribute_names(tree: ast.Module) -> set[str]:
         for statement in node.body:
             if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(statement.name)
-            targets = (
-                statement.targets
-                if isinstance(statement, ast.Assign)
-                else [statement.target]
-                if isinstance(statement, ast.AnnAssign)
-                else []
-            )
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
+            names.update(_names_set_by(statement))
     return names
 
 
@@ -1545,17 +1561,7 @@ def mutated_nowhere_in_the_file(source: str, row: int) -> bool:
     tree = parse_source(source)
     if tree is None:
         return False
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for statement in node.body:
-                if isinstance(statement, ast.Assign | ast.AnnAssign) and _on_row(statement, row):
-                    targets = (
-                        statement.targets
-                        if isinstance(statement, ast.Assign)
-                        else [statement.target]
-                    )
-                    names.update(t.id for t in targets if isinstance(t, ast.Name))
+    names = set(_class_attributes_on(tree, row))
     if not names:
         return False
     for node in ast.walk(tree):
@@ -3698,19 +3704,8 @@ def named_as_a_shared_store(source: str, row: int) -> bool:
     tree = parse_source(source)
     if tree is None:
         return False
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
-        for statement in node.body:
-            if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.lineno == row:
-                targets = (
-                    statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-                )
-                names = [t.id for t in targets if isinstance(t, ast.Name)]
-                return bool(names) and all(
-                    _SHARED_STORE_WORDS & set(name.lower().split("_")) for name in names
-                )
-    return False
+    names = _class_attributes_on(tree, row)
+    return bool(names) and all(_SHARED_STORE_WORDS & set(name.lower().split("_")) for name in names)
 
 
 def shared_on_purpose(source: str, row: int) -> bool:
