@@ -19,6 +19,9 @@ REPO = {"parsimonious/grammar.py", "app/views.py", "models.py", "pkg/util.py"}
         ("models.py.orig.py", "models.py"),
         ("models.bak.py", "models.py"),
         ("pkg/util~.py", "pkg/util.py"),
+        # setuptools' build output, committed with the change
+        ("build/lib/pkg/util.py", "pkg/util.py"),
+        ("build/lib.linux-x86_64-cpython-311/app/views.py", "app/views.py"),
     ],
 )
 def test_a_copy_is_named_after_its_original(path: str, original: str) -> None:
@@ -33,6 +36,8 @@ def test_a_copy_is_named_after_its_original(path: str, original: str) -> None:
         "other/grammar.py pre.py",  # no such original beside it
         "app/new copy.py",
         "README copy.md",
+        "build/lib/pkg/other.py",  # no such module in the source
+        "tools/build/lib/helpers.py",
     ],
 )
 def test_other_files_are_no_copies(path: str) -> None:

@@ -7,7 +7,7 @@ is that the copy looks left there by accident. A name that says "copy" plainly i
 second ``.py`` inside it (``grammar.py pre-rewrite.py``, ``models.py.orig.py``), what a
 file manager gives a duplicate (``views copy.py``, ``views copy 2.py``, ``views (1).py``)
 and ``.bak``/``.orig``/``.old`` or ``~`` before the suffix, each only when the file it
-names is there too.
+names is there too; so is a module under setuptools' ``build/lib/`` whose source is.
 
 Files an editor, a file manager or ``patch`` leaves beside the real ones are the same
 slip, whatever the language: vim's swap files (uritemplate 4.2 shipped
@@ -49,7 +49,15 @@ def copy_of(path: str, exists: Callable[[str], bool]) -> str | None:
         where = f"{folder}/{original}" if folder else original
         if where != path and exists(where):
             return where
+    built = _BUILD_COPY.match(path)
+    if built is not None and exists(built.group("source")):
+        return built.group("source")
     return None
+
+
+# setuptools' ``build/lib/`` (or ``build/lib.<platform>/``) holds a copy of each module
+# of the package as ``setup.py build`` left it: committed by accident, beside the source
+_BUILD_COPY = re.compile(r"^build/lib(?:\.[^/]+)?/(?P<source>.+\.pyi?)$")
 
 
 # (pattern of a file name, what leaves it)
