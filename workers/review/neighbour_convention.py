@@ -17,7 +17,6 @@ High and security remarks are never a matter of convention and are not asked abo
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -25,6 +24,7 @@ from dataclasses import replace
 from workers.review.diff_model import DiffModel
 from workers.review.findings import NEIGHBOUR_FILES, NEIGHBOURS_READ, Finding, severity_rank
 from workers.review.generated import generated_by
+from workers.review.typing_spellings import spellings_in
 
 __all__ = ["MAX_FOLDERS", "MAX_NEIGHBOURS", "with_neighbours"]
 
@@ -94,25 +94,12 @@ def with_neighbours(
     return out
 
 
-# How typing's names are spelled, read from the text: ruff asks for ``X | None`` only in
-# a module that imports ``annotations`` from ``__future__`` (on a Python before 3.10), so
-# rich-toolkit's new ``_console.py`` draws UP045 for the ``Optional[...]`` every module
-# beside it writes without that import, and draws no remark.
-_SPELLED = {
-    "UP006": re.compile(r"\b(?:List|Dict|Set|FrozenSet|Tuple|Type|DefaultDict|Deque)\["),
-    "UP035": re.compile(
-        r"^\s*from typing import [^\n]*\b(?:List|Dict|Set|FrozenSet|Tuple|Type|Callable"
-        r"|Iterable|Iterator|Mapping|Sequence|Generator|AsyncGenerator|AsyncIterator)\b",
-        re.MULTILINE,
-    ),
-    "UP007": re.compile(r"\bUnion\["),
-    "UP045": re.compile(r"\bOptional\["),
-}
-
-
 def _earned(linted: set[str] | None, text: str) -> set[str]:
-    """The rules a neighbour earns: ruff's, and the typing spellings its text uses."""
-    return (linted or set()) | {code for code, spelled in _SPELLED.items() if spelled.search(text)}
+    """The rules a neighbour earns: ruff's, and the typing spellings its text uses (see
+    workers.review.typing_spellings: ruff asks rich-toolkit's new ``_console.py`` for
+    ``X | None`` under its ``__future__`` import, and not the modules beside it that
+    write ``Optional[...]`` without one)."""
+    return (linted or set()) | spellings_in(text)
 
 
 def _asks_neighbours(finding: Finding, diff: DiffModel) -> bool:
