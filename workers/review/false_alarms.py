@@ -2370,6 +2370,7 @@ def the_subject_of_its_function(source: str, row: int, column: int) -> bool:
 
 
 def _words_of(name: str) -> list[str]:
+    """``_TORCH_VERSION`` → ``["torch", "version"]``: a snake_case name's words."""
     return [word.lower() for word in name.split("_") if word]
 
 
@@ -3705,7 +3706,7 @@ def named_as_a_shared_store(source: str, row: int) -> bool:
     if tree is None:
         return False
     names = _class_attributes_on(tree, row)
-    return bool(names) and all(_SHARED_STORE_WORDS & set(name.lower().split("_")) for name in names)
+    return bool(names) and all(_SHARED_STORE_WORDS & set(_words_of(name)) for name in names)
 
 
 def shared_on_purpose(source: str, row: int) -> bool:
@@ -3713,7 +3714,7 @@ def shared_on_purpose(source: str, row: int) -> bool:
     cache (matplotlib's ``_cache=weakref.WeakKeyDictionary()``, a ``memo={}``): one store
     kept across calls is what such a default is for."""
     defaults = _mutable_defaults_on(source, row)
-    return bool(defaults) and all(_CACHE_WORDS & set(p.arg.lower().split("_")) for _, p in defaults)
+    return bool(defaults) and all(_CACHE_WORDS & set(_words_of(p.arg)) for _, p in defaults)
 
 
 def _mutable_defaults_on(

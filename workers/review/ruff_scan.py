@@ -523,20 +523,22 @@ def _provided_names_minor(findings: list[Finding]) -> list[Finding]:
     more use made minor: something gives it to all of them that ruff cannot see
     (rocketry 3.0's documentation snippets each use the ``app`` an earlier snippet on
     the page made; a name a framework puts in builtins). A slip is one file's."""
+    names = [_undefined_name(f) for f in findings]
     files: dict[str, set[str]] = {}
-    for f in findings:
-        match = _UNDEFINED_NAME.search(f.message) if f.pattern == "ruff:F821" else None
-        if match is not None:
-            files.setdefault(match.group(1), set()).add(f.path)
+    for f, name in zip(findings, names, strict=True):
+        if name is not None:
+            files.setdefault(name, set()).add(f.path)
     shared = {name for name, paths in files.items() if len(paths) >= _PROVIDED_IN_FILES}
     return [
-        replace(f, severity="low")
-        if f.pattern == "ruff:F821"
-        and (match := _UNDEFINED_NAME.search(f.message)) is not None
-        and match.group(1) in shared
-        else f
-        for f in findings
+        replace(f, severity="low") if name in shared else f
+        for f, name in zip(findings, names, strict=True)
     ]
+
+
+def _undefined_name(finding: Finding) -> str | None:
+    """The name an F821 finding says is undefined; None for any other finding."""
+    match = _UNDEFINED_NAME.search(finding.message) if finding.pattern == "ruff:F821" else None
+    return match.group(1) if match else None
 
 
 def _check_command(
@@ -769,10 +771,8 @@ def _undefined_here_before(finding: Finding, used: Collection[tuple[str, str]]) 
     alone already use: code the team has merged and runs, so something defines it that
     ruff cannot see (IPython's tests use an ``ip`` their test harness puts in builtins;
     star imports of a module ruff was not given; names a plugin injects)."""
-    if finding.pattern != "ruff:F821":
-        return False
-    match = _UNDEFINED_NAME.search(finding.message)
-    return match is not None and (finding.path, match.group(1)) in used
+    name = _undefined_name(finding)
+    return name is not None and (finding.path, name) in used
 
 
 def _syntax_needs(message: str) -> int | None:
