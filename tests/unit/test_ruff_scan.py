@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.test_tolerant_parse import NESTED_QUOTES
 from workers.review import ruff_scan
 from workers.review.diff_model import DiffModel
 from workers.review.findings import Finding
@@ -1939,16 +1940,10 @@ def test_a_file_with_syntax_newer_than_kaizens_python_is_still_read() -> None:
     on one line, and compares an argument ``token`` with ``'--'`` on another: S105 on a
     two-character value is no remark, but Kaizen's Python could not parse the file, so
     nothing was read and the remark stood. The rest of the file is read as before."""
-    source = (
-        "def parse(args):\n"
-        "    for token in args:\n"
-        "        if token == '--':\n"
-        "            return None\n"
-        "        print(f'  {token} {'[required]' if token else '[optional]'}')\n"
-        "    return args\n"
-    )
     pyproject = '[project]\nname = "ursina"\nrequires-python = ">=3.12"\n'
-    found = scan({"pyproject.toml": ("", pyproject), "ursina/cmd_tool_maker.py": ("", source)})
+    found = scan(
+        {"pyproject.toml": ("", pyproject), "ursina/cmd_tool_maker.py": ("", NESTED_QUOTES)}
+    )
 
     assert [f.pattern for f in found if f.pattern.startswith("ruff:")] == []
 
