@@ -126,7 +126,7 @@ def _neighbours_of(
     alone; for a folder the change adds whole, those of the folder above it
     (feature-engine 1.9.4's new ``text`` package is written like the package it joins)."""
     texts: dict[str, str] = {}
-    for place in dict.fromkeys([folder, _folder(folder)] if folder else [folder]):
+    for place in [folder, _folder(folder)] if folder else [folder]:
         listed = list_folder(place) or ()
         for path in sorted(p for p in listed if p.endswith(".py") and p not in changed):
             if len(texts) == MAX_NEIGHBOURS:
